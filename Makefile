@@ -1,0 +1,57 @@
+# softib: the two commands the README promises, plus conveniences.
+#   make test   install what the build needs (apt, as root), build with ASan+UBSan, run every
+#               test, then build the libFuzzer targets with clang and fuzz each briefly
+#   make demo   install, build (release) and show softib working
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+TEST_PRESET ?= asan
+FUZZ_SECONDS ?= 10
+FUZZ_TARGETS := roce_v2 packet mad
+
+.PHONY: help bootstrap build release test test-unit fuzz fuzz-smoke demo clean
+
+help:
+	@echo "make test    build with sanitizers and run every test (installs packages as root)"
+	@echo "make demo    build and show softib working"
+	@echo "make build   debug build;  make release   optimised build"
+	@echo "make fuzz    run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS))"
+
+bootstrap:
+	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/bootstrap.sh; else sudo bash scripts/bootstrap.sh; fi
+
+build: bootstrap
+	cmake --preset debug >/dev/null
+	cmake --build --preset debug -j $(JOBS)
+
+release: bootstrap
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+
+test: test-unit fuzz-smoke
+
+test-unit: bootstrap
+	cmake --preset $(TEST_PRESET) >/dev/null
+	cmake --build --preset $(TEST_PRESET) -j $(JOBS)
+	ctest --preset $(TEST_PRESET) -j $(JOBS)
+
+# Real fuzzing, bounded: each target starts from its checked-in corpus and runs for a few
+# seconds; new inputs go to build/fuzz/corpus, never into the source tree.
+fuzz-smoke: FUZZ_SECONDS = 5
+fuzz-smoke fuzz: bootstrap
+	cmake --preset fuzz >/dev/null
+	cmake --build --preset fuzz -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus/$$t; \
+	  log=build/fuzz/fuzz_$$t.log; \
+	  if ! build/fuzz/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	       build/fuzz/corpus/$$t tests/fuzz/corpus/$$t >$$log 2>&1; then \
+	    tail -n 60 $$log; echo "fuzz: $$t FAILED (log: $$log)"; exit 1; \
+	  fi; \
+	  echo "fuzz: $$t ok, $$(grep -m1 -o 'number_of_executed_units: [0-9]*' $$log) in $(FUZZ_SECONDS)s"; \
+	done
+
+demo: release
+	bash scripts/demo.sh build/release
+
+clean:
+	rm -rf build
