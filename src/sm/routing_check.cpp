@@ -1,0 +1,169 @@
+#include "sm/routing_check.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/format.hpp"
+
+namespace softib::sm {
+
+namespace {
+
+// Per switch: for each port, the neighbour switch and the index of the link in links(s).
+struct PortMap {
+  explicit PortMap(const RoutingGraph& g) : next(g.switch_count()), link(g.switch_count()) {
+    for (SwitchIndex s = 0; s < g.switch_count(); ++s) {
+      next[s].fill(kNoSwitch);
+      link[s].fill(0xFFFF);
+      const auto links = g.links(s);
+      for (size_t k = 0; k < links.size(); ++k) {
+        next[s][links[k].port] = links[k].neighbor;
+        link[s][links[k].port] = static_cast<uint16_t>(k);
+      }
+    }
+  }
+  std::vector<std::array<SwitchIndex, 256>> next;
+  std::vector<std::array<uint16_t, 256>> link;
+};
+
+constexpr int32_t kUnknown = -1, kWalking = -2, kDeadEnd = -3, kLoop = -4;
+
+}  // namespace
+
+RouteCheck check_routes(const RoutingGraph& g, const RoutingTables& tables) {
+  const size_t n = g.switch_count();
+  const PortMap map(g);
+  RouteCheck rc;
+  std::vector<uint8_t> dist;
+  std::vector<int32_t> depth(n);
+  std::vector<SwitchIndex> path;
+  const auto problem = [&](std::string text) {
+    if (rc.first_problem.empty()) rc.first_problem = std::move(text);
+  };
+  for (SwitchIndex t = 0; t < n; ++t) {
+    switch_distances(g, t, dist);
+    for (uint32_t e : g.endpoints_at(t)) {
+      const Endpoint& ep = g.endpoints()[e];
+      for (uint32_t j = 0; j < (1u << ep.lmc); ++j) {
+        const uint16_t lid = static_cast<uint16_t>(ep.base.value() + j);
+        std::fill(depth.begin(), depth.end(), kUnknown);
+        depth[t] = tables.lft[t][lid] == ep.port ? 0 : kDeadEnd;
+        if (depth[t] == kDeadEnd) problem(fmt::format("switch {} does not deliver LID {} to port {}", g.guid_of(t), lid, ep.port));
+        for (SwitchIndex s = 0; s < n; ++s) {
+          if (depth[s] != kUnknown) continue;
+          path.clear();
+          SwitchIndex cur = s;
+          bool dead_end = false;
+          while (depth[cur] == kUnknown) {
+            depth[cur] = kWalking;
+            path.push_back(cur);
+            const PortNum port = tables.lft[cur][lid];
+            const SwitchIndex next = port == kDropPort ? kNoSwitch : map.next[cur][port];
+            if (next == kNoSwitch) {
+              dead_end = true;
+              problem(fmt::format("LID {} is dropped or misdelivered at switch {} (port {})", lid, g.guid_of(cur), port));
+              break;
+            }
+            cur = next;
+          }
+          int32_t result = kDeadEnd;
+          if (!dead_end) {
+            result = depth[cur];  // a known depth, or the failure an earlier walk found
+            if (result == kWalking) {
+              result = kLoop;
+              problem(fmt::format("LID {} loops through switch {}", lid, g.guid_of(cur)));
+            }
+          }
+          for (size_t i = 0; i < path.size(); ++i)
+            depth[path[i]] = result >= 0 ? result + static_cast<int32_t>(path.size() - i) : result;
+        }
+        for (SwitchIndex s = 0; s < n; ++s) {
+          ++rc.routes;
+          if (depth[s] == kDeadEnd) {
+            ++rc.unreachable;
+          } else if (depth[s] == kLoop) {
+            ++rc.loops;
+          } else {
+            rc.max_hops = std::max<uint32_t>(rc.max_hops, static_cast<uint32_t>(depth[s]));
+            if (dist[s] != 0xFF && depth[s] > dist[s]) ++rc.non_minimal;
+          }
+        }
+      }
+    }
+  }
+  return rc;
+}
+
+LinkLoadStats all_to_all_load(const RoutingGraph& g, const RoutingTables& tables) {
+  const size_t n = g.switch_count();
+  const PortMap map(g);
+  LinkLoadStats st;
+  st.load.resize(n);
+  for (SwitchIndex s = 0; s < n; ++s) st.load[s].assign(g.links(s).size(), 0);
+  std::vector<uint64_t> cas_at(n, 0);
+  uint64_t total_cas = 0;
+  for (const Endpoint& ep : g.endpoints())
+    if (ep.is_ca()) {
+      ++cas_at[ep.sw];
+      ++total_cas;
+    }
+  std::vector<uint64_t> carry(n);
+  std::vector<uint32_t> indegree(n);
+  std::vector<SwitchIndex> next(n), ready;
+  for (const Endpoint& dst : g.endpoints()) {
+    if (!dst.is_ca()) continue;
+    const uint16_t lid = dst.base.value();
+    std::fill(indegree.begin(), indegree.end(), 0);
+    for (SwitchIndex s = 0; s < n; ++s) {
+      const PortNum port = tables.lft[s][lid];
+      next[s] = s == dst.sw || port == kDropPort ? kNoSwitch : map.next[s][port];
+      if (next[s] != kNoSwitch) ++indegree[next[s]];
+      carry[s] = cas_at[s] - (s == dst.sw ? 1 : 0);
+    }
+    ready.clear();
+    for (SwitchIndex s = 0; s < n; ++s)
+      if (indegree[s] == 0) ready.push_back(s);
+    for (size_t head = 0; head < ready.size(); ++head) {
+      const SwitchIndex s = ready[head];
+      const SwitchIndex to = next[s];
+      if (to == kNoSwitch) continue;
+      st.load[s][map.link[s][tables.lft[s][lid]]] += carry[s];
+      carry[to] += carry[s];
+      if (--indegree[to] == 0) ready.push_back(to);
+    }
+    st.flows += total_cas - 1;
+  }
+  uint64_t used = 0, sum = 0;
+  for (const auto& per_switch : st.load)
+    for (uint64_t l : per_switch) {
+      st.max_load = std::max(st.max_load, l);
+      if (l) {
+        ++used;
+        sum += l;
+      }
+    }
+  st.mean_load = used ? static_cast<double>(sum) / static_cast<double>(used) : 0;
+  return st;
+}
+
+uint64_t max_link_load(const RoutingGraph& g, const RoutingTables& tables,
+                       const std::vector<std::pair<uint32_t, uint32_t>>& flows) {
+  const PortMap map(g);
+  std::vector<std::vector<uint32_t>> load(g.switch_count());
+  for (SwitchIndex s = 0; s < g.switch_count(); ++s) load[s].assign(g.links(s).size(), 0);
+  uint64_t worst = 0;
+  for (const auto& [src, dst] : flows) {
+    const Endpoint& d = g.endpoints()[dst];
+    SwitchIndex cur = g.endpoints()[src].sw;
+    for (size_t hops = 0; cur != d.sw && hops <= g.switch_count(); ++hops) {
+      const PortNum port = tables.lft[cur][d.base.value()];
+      if (port == kDropPort || map.next[cur][port] == kNoSwitch) break;
+      worst = std::max<uint64_t>(worst, ++load[cur][map.link[cur][port]]);
+      cur = map.next[cur][port];
+    }
+  }
+  return worst;
+}
+
+}  // namespace softib::sm
