@@ -8,13 +8,14 @@ TEST_PRESET ?= asan
 FUZZ_SECONDS ?= 10
 FUZZ_TARGETS := roce_v2 packet mad
 
-.PHONY: help bootstrap build release test test-unit fuzz fuzz-smoke demo clean
+.PHONY: help bootstrap build release test test-unit fuzz fuzz-smoke demo bench clean
 
 help:
 	@echo "make test    build with sanitizers and run every test (installs packages as root)"
 	@echo "make demo    build and show softib working"
 	@echo "make build   debug build;  make release   optimised build"
 	@echo "make fuzz    run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS))"
+	@echo "make bench   run the benchmarks (JSON lines, each against its anchor)"
 
 bootstrap:
 	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/bootstrap.sh; else sudo bash scripts/bootstrap.sh; fi
@@ -49,6 +50,9 @@ fuzz-smoke fuzz: bootstrap
 	  fi; \
 	  echo "fuzz: $$t ok, $$(grep -m1 -o 'number_of_executed_units: [0-9]*' $$log) in $(FUZZ_SECONDS)s"; \
 	done
+
+bench: release
+	@set -e; for b in build/release/bench/bench_*; do $$b; done
 
 demo: release
 	bash scripts/demo.sh build/release
