@@ -29,6 +29,8 @@ size_t ip_header_length(bool ipv6) { return ipv6 ? Grh::kLen : Ipv4::kLen; }
 
 }  // namespace
 
+size_t roce_v2_transport_offset(bool ipv6) { return ip_header_length(ipv6) + Udp::kLen; }
+
 size_t roce_v2_length(bool ipv6, size_t transport_len) {
   return ip_header_length(ipv6) + Udp::kLen + transport_len + kIcrcLen;
 }
@@ -91,7 +93,9 @@ Result<size_t> encode_roce_v2(const RoceV2Addressing& a, ByteSpan transport, Mut
   udp.length = static_cast<uint16_t>(udp_len);
   MutByteSpan udp_bytes = out.subspan(ip_len, udp_len);
   udp.encode(udp_bytes);
-  std::copy(transport.begin(), transport.end(), udp_bytes.begin() + Udp::kLen);
+  // A transport part already built in place (at roce_v2_transport_offset) is not copied.
+  if (transport.data() != udp_bytes.data() + Udp::kLen)
+    std::copy(transport.begin(), transport.end(), udp_bytes.begin() + Udp::kLen);
 
   // The ICRC masks the UDP checksum, so it can be computed before the checksum is known;
   // the UDP checksum covers the ICRC, so it comes last.

@@ -39,9 +39,14 @@ struct RoceV2Addressing {
 // BTH ... pad.
 size_t roce_v2_length(bool ipv6, size_t transport_len);
 
+// Where the transport part (the BTH) starts in a RoCE v2 datagram that encode_roce_v2 writes.
+size_t roce_v2_transport_offset(bool ipv6);
+
 // Writes IP header, UDP header, the transport bytes and the ICRC into `out`; returns the
 // datagram length. UDP checksum: 0 over IPv4 (as RoCE NICs send), computed over IPv6
-// (RFC 8200 forbids 0).
+// (RFC 8200 forbids 0). `transport` may already sit at its place in `out`
+// (out.subspan(roce_v2_transport_offset(ipv6))), so a sender can build it in place; it must
+// not overlap `out` in any other way.
 // Errors: InvalidArgument when source and destination are of different IP versions or the
 // transport part is shorter than a BTH or longer than an IP datagram allows; OutOfRange when
 // `out` is too small.

@@ -1,0 +1,178 @@
+// Work-request opcodes and where they are legal: one constexpr row per WR opcode saying, for
+// each QP type, whether a send work request of that opcode is legal, and which packet
+// opcodes a requester sends for it (derived from the opcode table, not listed by hand).
+//
+// The opcodes are libibverbs' enum ibv_wr_opcode (our own enum with the same values, so the
+// verbs compatibility layer can static_assert them against verbs.h). Legality follows the
+// IBA's transport services (IBA 10.8.3: which operations each service supports) as rxe
+// enforces them: rxe_wr_opcode_info[] in the kernel, plus the packet opcode rxe's requester
+// must find for the WR (next_opcode()).
+//
+//                        RC  UC  UD | RD  XRC
+//   SEND                 x   x   x  | u   u
+//   SEND_WITH_IMM        x   x   x  | u   u
+//   SEND_WITH_INV        x   -   -  | -   u     no UC/UD/RD opcode carries an IETH
+//   RDMA_WRITE           x   x   -  | u   u
+//   RDMA_WRITE_WITH_IMM  x   x   -  | u   u
+//   RDMA_READ            x   -   -  | u   u
+//   ATOMIC_CMP_AND_SWP   x   -   -  | u   u
+//   ATOMIC_FETCH_AND_ADD x   -   -  | u   u
+//   LOCAL_INV            x   -   -  | u   u     local: no packet
+//   BIND_MW              x   x   -  | u   u     local: no packet
+//   x legal, - illegal (verbs fail it with EINVAL), u the IBA allows it but softib does not
+//   implement the transport (EOPNOTSUPP).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "packet/opcode.hpp"
+
+namespace softib::packet {
+
+enum class QpType : uint8_t { kRc, kUc, kUd, kRd, kXrc };
+
+// Values of libibverbs' enum ibv_wr_opcode.
+enum class WrOpcode : uint8_t {
+  kRdmaWrite = 0,
+  kRdmaWriteWithImm = 1,
+  kSend = 2,
+  kSendWithImm = 3,
+  kRdmaRead = 4,
+  kAtomicCmpAndSwp = 5,
+  kAtomicFetchAndAdd = 6,
+  kLocalInv = 7,
+  kBindMw = 8,
+  kSendWithInv = 9,
+};
+
+enum class WrLegality : uint8_t {
+  kIllegal,      // the IBA (or verbs) forbids it on this QP type: EINVAL
+  kLegal,        // softib carries it out
+  kUnsupported,  // allowed by the IBA on a transport softib does not implement: EOPNOTSUPP
+};
+
+// Legality of one WR opcode on each QP type.
+struct WrLegalityByQp {
+  WrLegality rc, uc, ud, rd, xrc;
+
+  constexpr WrLegality on(QpType t) const {
+    switch (t) {
+      case QpType::kRc: return rc;
+      case QpType::kUc: return uc;
+      case QpType::kUd: return ud;
+      case QpType::kRd: return rd;
+      case QpType::kXrc: return xrc;
+    }
+    return WrLegality::kIllegal;
+  }
+};
+
+struct WrOpcodeInfo {
+  WrOpcode opcode;
+  std::string_view name;  // ibv_wr_opcode without its IBV_WR_ prefix: "SEND_WITH_IMM"
+  // The packets it becomes. Local operations (LOCAL_INV, BIND_MW) send none.
+  std::optional<Operation> operation;
+  bool immediate;   // the last (or only) packet carries ImmDt
+  bool invalidate;  // the last (or only) packet carries an IETH
+  WrLegalityByQp legality;
+
+  constexpr WrLegality on(QpType t) const { return legality.on(t); }
+  constexpr bool is_local() const { return !operation.has_value(); }
+};
+
+namespace wr_table_detail {
+
+inline constexpr WrLegality X = WrLegality::kLegal;
+inline constexpr WrLegality N = WrLegality::kIllegal;
+inline constexpr WrLegality U = WrLegality::kUnsupported;
+inline constexpr std::optional<Operation> kLocal = std::nullopt;
+
+// clang-format off
+inline constexpr auto kTable = std::to_array<WrOpcodeInfo>({
+//  opcode                         name                     packets                         imm    inv      RC UC UD RD XRC
+  {WrOpcode::kRdmaWrite,           "RDMA_WRITE",            Operation::kRdmaWrite,          false, false, {X, X, N, U, U}},
+  {WrOpcode::kRdmaWriteWithImm,    "RDMA_WRITE_WITH_IMM",   Operation::kRdmaWrite,          true,  false, {X, X, N, U, U}},
+  {WrOpcode::kSend,                "SEND",                  Operation::kSend,               false, false, {X, X, X, U, U}},
+  {WrOpcode::kSendWithImm,         "SEND_WITH_IMM",         Operation::kSend,               true,  false, {X, X, X, U, U}},
+  {WrOpcode::kRdmaRead,            "RDMA_READ",             Operation::kRdmaReadRequest,    false, false, {X, N, N, U, U}},
+  {WrOpcode::kAtomicCmpAndSwp,     "ATOMIC_CMP_AND_SWP",    Operation::kCompareSwap,        false, false, {X, N, N, U, U}},
+  {WrOpcode::kAtomicFetchAndAdd,   "ATOMIC_FETCH_AND_ADD",  Operation::kFetchAdd,           false, false, {X, N, N, U, U}},
+  {WrOpcode::kLocalInv,            "LOCAL_INV",             kLocal,                         false, false, {X, N, N, U, U}},
+  {WrOpcode::kBindMw,              "BIND_MW",               kLocal,                         false, false, {X, X, N, U, U}},
+  {WrOpcode::kSendWithInv,         "SEND_WITH_INV",         Operation::kSend,               false, true,  {X, N, N, N, U}},
+});
+// clang-format on
+
+}  // namespace wr_table_detail
+
+inline constexpr const auto& kWrOpcodeTable = wr_table_detail::kTable;
+
+// The row of a WR opcode. REQUIRES: op is an enumerator of WrOpcode.
+constexpr const WrOpcodeInfo& wr_opcode_info(WrOpcode op) {
+  for (const WrOpcodeInfo& row : kWrOpcodeTable)
+    if (row.opcode == op) return row;
+  SOFTIB_ASSERT_MSG(false, "WrOpcode without a row");
+  return kWrOpcodeTable[0];
+}
+
+constexpr WrLegality wr_legality(QpType qp, WrOpcode op) { return wr_opcode_info(op).on(qp); }
+
+// The transport service of a QP type; nullopt for XRC, whose opcodes (0xA0 - 0xBF, with an
+// XRCETH) are not in this table.
+constexpr std::optional<Transport> transport_of(QpType qp) {
+  switch (qp) {
+    case QpType::kRc: return Transport::kRc;
+    case QpType::kUc: return Transport::kUc;
+    case QpType::kUd: return Transport::kUd;
+    case QpType::kRd: return Transport::kRd;
+    case QpType::kXrc: break;
+  }
+  return std::nullopt;
+}
+
+// The packet opcode a requester sends for the packet at `position` of a message of WR opcode
+// `op` on a QP of type `qp`: the opcode table row of the QP's transport with the WR's
+// operation and that position, carrying ImmDt (IETH) exactly when the WR has immediate data
+// (invalidates) and the packet ends the message. nullopt when the WR is not legal on the QP
+// type, is a local operation, or has no such packet (a UD message is one packet; READ and
+// atomic requests are one packet).
+constexpr std::optional<Opcode> requester_opcode(QpType qp, WrOpcode op, Position position) {
+  const WrOpcodeInfo& wr = wr_opcode_info(op);
+  const std::optional<Transport> transport = transport_of(qp);
+  if (wr.on(qp) != WrLegality::kLegal || wr.is_local() || !transport) return std::nullopt;
+  const bool ends = position == Position::kLast || position == Position::kOnly;
+  for (const OpcodeInfo& row : kOpcodeTable) {
+    if (row.transport() == *transport && row.operation == *wr.operation && row.position == position &&
+        row.immediate() == (wr.immediate && ends) && row.invalidate() == (wr.invalidate && ends))
+      return row.opcode;
+  }
+  return std::nullopt;
+}
+
+// "SEND_WITH_IMM" (ibv_wr_opcode without IBV_WR_).
+constexpr std::string_view to_string(WrOpcode op) { return wr_opcode_info(op).name; }
+// "RC", "UC", "UD", "RD", "XRC".
+constexpr std::string_view to_string(QpType qp) {
+  switch (qp) {
+    case QpType::kRc: return "RC";
+    case QpType::kUc: return "UC";
+    case QpType::kUd: return "UD";
+    case QpType::kRd: return "RD";
+    case QpType::kXrc: return "XRC";
+  }
+  return "?";
+}
+constexpr std::string_view to_string(WrLegality l) {
+  switch (l) {
+    case WrLegality::kIllegal: return "illegal";
+    case WrLegality::kLegal: return "legal";
+    case WrLegality::kUnsupported: return "unsupported";
+  }
+  return "?";
+}
+
+}  // namespace softib::packet
