@@ -9,8 +9,12 @@
 //
 // Failed links: a switch only climbs towards neighbours that can still reach the
 // destination, so the engine routes around cables that are missing from a fat tree.
-// Anything that is not layered like a fat tree is Unsupported (the fallback chain takes
-// over).
+// Switches the pattern gives no route to a target (one top switch to another) take a plain
+// shortest-path hop. Anything not layered like a fat tree is Unsupported.
+//
+// Cost: per target switch, its ancestors and who can climb to them (bit rows, O(S + E));
+// then each switch's LFT row is filled in one sequential pass, deciding per (switch,
+// target) pair once and per LID only the D-mod-k index.
 #include <algorithm>
 #include <map>
 
@@ -23,6 +27,20 @@ namespace softib::sm {
 
 namespace {
 
+class BitRows {
+ public:
+  void reset(size_t rows, size_t cols) {
+    words_ = (cols + 63) / 64;
+    bits_.assign(rows * words_, 0);
+  }
+  void set(size_t r, size_t c) { bits_[r * words_ + c / 64] |= uint64_t{1} << (c % 64); }
+  bool test(size_t r, size_t c) const { return (bits_[r * words_ + c / 64] >> (c % 64)) & 1; }
+
+ private:
+  size_t words_ = 0;
+  std::vector<uint64_t> bits_;
+};
+
 class FatTreeRouting final : public RoutingEngine {
  public:
   std::string_view name() const override { return "ftree"; }
@@ -33,25 +51,15 @@ class FatTreeRouting final : public RoutingEngine {
     if (n == 0) return out;
     SOFTIB_TRY(rank_switches(g));
     order_links(g);
-
-    // Destinations in tree order: CA endpoints of the leaves in switch order (their index
-    // drives the D-mod-k choices); a switch's own LIDs use its switch index.
-    uint64_t ca_index = 0;
-    ca_total_ = 0;
-    for (const Endpoint& ep : g.endpoints()) ca_total_ += ep.is_ca() ? 1u : 0u;
-    fallback_routes_ = 0;
-    for (SwitchIndex t = 0; t < n; ++t) {
-      mark_ancestors(g, t);
-      for (uint32_t e : g.endpoints_at(t)) {
-        const bool ca = g.endpoints()[e].is_ca();
-        route_endpoint(g, t, e, ca ? ca_index++ : t, out);
-      }
-    }
-    if (fallback_routes_)
-      out.notes.push_back(fmt::format("ftree: {} routes (to switches, or around failures) use shortest "
-                                      "paths outside the tree pattern", fallback_routes_));
-    out.notes.push_back(fmt::format("ftree: {} levels, {} leaf switches, up-degrees {}", levels_,
-                                    leaves_, fmt::join(up_degree_, "/")));
+    index_endpoints(g);
+    mark_all_targets(g);
+    uint64_t fallback_routes = 0;
+    for (SwitchIndex s = 0; s < n; ++s) fill_row(g, s, out.lft[s], fallback_routes);
+    out.notes.push_back(fmt::format("ftree: {} levels, {} leaf switches, up-degrees {}", levels_, leaves_,
+                                    fmt::join(up_degree_, "/")));
+    if (fallback_routes)
+      out.notes.push_back(fmt::format("ftree: {} routes (to switches, or around failures) use shortest paths "
+                                      "outside the tree pattern", fallback_routes));
     return out;
   }
 
@@ -105,9 +113,9 @@ class FatTreeRouting final : public RoutingEngine {
       by_rank_[rank_[s]].push_back(s);
     }
     up_.assign(n, {});
+    down_.assign(n, {});
     for (SwitchIndex s = 0; s < n; ++s) {
-      for (const SwitchLink& l : g.links(s))
-        if (rank_[l.neighbor] > rank_[s]) up_[s].push_back(l);
+      for (const SwitchLink& l : g.links(s)) (rank_[l.neighbor] > rank_[s] ? up_[s] : down_[s]).push_back(l);
       std::sort(up_[s].begin(), up_[s].end(), [&](const SwitchLink& a, const SwitchLink& b) {
         if (position[a.neighbor] != position[b.neighbor]) return position[a.neighbor] < position[b.neighbor];
         return a.port < b.port;
@@ -117,129 +125,177 @@ class FatTreeRouting final : public RoutingEngine {
     divisor_.assign(static_cast<size_t>(levels_), 1);
     for (int r = 0; r + 1 < levels_; ++r) {
       std::map<size_t, size_t> histogram;
-      for (SwitchIndex s = 0; s < n; ++s)
-        if (rank_[s] == r) ++histogram[up_[s].size()];
+      for (SwitchIndex s : by_rank_[static_cast<size_t>(r)]) ++histogram[up_[s].size()];
       up_degree_[static_cast<size_t>(r)] =
           std::max_element(histogram.begin(), histogram.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-      divisor_[static_cast<size_t>(r + 1)] = divisor_[static_cast<size_t>(r)] * std::max<size_t>(1, up_degree_[static_cast<size_t>(r)]);
+      divisor_[static_cast<size_t>(r + 1)] =
+          divisor_[static_cast<size_t>(r)] * std::max<size_t>(1, up_degree_[static_cast<size_t>(r)]);
     }
   }
 
-  size_t up_choice(SwitchIndex s, uint64_t index, size_t options) const {
-    return (index / divisor_[rank_[s]]) % options;
+  // Tree order: the CA endpoints of the leaves, switch by switch (their index drives the
+  // D-mod-k choices); a switch's own LIDs use its switch index. An LMC range's extra LIDs
+  // move by N+1 so that each climbs a different way.
+  void index_endpoints(const RoutingGraph& g) {
+    uint64_t cas = 0;
+    for (const Endpoint& ep : g.endpoints()) cas += ep.is_ca() ? 1u : 0u;
+    index_.assign(g.endpoints().size(), 0);
+    uint64_t next = 0;
+    for (SwitchIndex t = 0; t < g.switch_count(); ++t)
+      for (uint32_t e : g.endpoints_at(t)) index_[e] = g.endpoints()[e].is_ca() ? next++ : t;
+    lmc_stride_ = cas + 1;
   }
 
-  // Marks the ancestors of t (switches from which t is reached going down only) and the
-  // switches that can climb to one of them.
-  void mark_ancestors(const RoutingGraph& g, SwitchIndex t) {
+  // For every target switch t: ancestors (t is reached from them going down only), reach
+  // (able to climb to an ancestor), and a plain shortest-path hop for switches that can do
+  // neither. Only switch LIDs (and damaged trees) need the latter.
+  void mark_all_targets(const RoutingGraph& g) {
     const size_t n = g.switch_count();
-    ancestor_.assign(n, 0);
-    ancestor_[t] = 1;
-    std::vector<SwitchIndex>& stack = scratch_;
-    stack.assign(1, t);
-    while (!stack.empty()) {
-      const SwitchIndex s = stack.back();
-      stack.pop_back();
-      for (const SwitchLink& l : up_[s])
-        if (!ancestor_[l.neighbor]) {
-          ancestor_[l.neighbor] = 1;
-          stack.push_back(l.neighbor);
-        }
-    }
-    reach_.assign(n, 0);
-    for (int r = levels_ - 1; r >= 0; --r)
-      for (SwitchIndex s : by_rank_[static_cast<size_t>(r)]) {
-        bool ok = ancestor_[s] != 0;
-        for (size_t k = 0; !ok && k < up_[s].size(); ++k) ok = reach_[up_[s][k].neighbor] != 0;
-        reach_[s] = ok;
+    ancestor_.reset(n, n);
+    reach_.reset(n, n);
+    all_reach_.assign(n, 0);
+    fallback_.assign(n, {});
+    std::vector<uint8_t> anc(n), reach(n);
+    std::vector<SwitchIndex> stack;
+    for (SwitchIndex t = 0; t < n; ++t) {
+      std::fill(anc.begin(), anc.end(), 0);
+      anc[t] = 1;
+      stack.assign(1, t);
+      while (!stack.empty()) {
+        const SwitchIndex s = stack.back();
+        stack.pop_back();
+        for (const SwitchLink& l : up_[s])
+          if (!anc[l.neighbor]) {
+            anc[l.neighbor] = 1;
+            stack.push_back(l.neighbor);
+          }
       }
-    all_up_reach_.assign(n, 1);
-    for (SwitchIndex s = 0; s < n; ++s)
-      for (const SwitchLink& l : up_[s])
-        if (!reach_[l.neighbor]) {
-          all_up_reach_[s] = 0;
-          break;
+      bool all = true;
+      for (int r = levels_ - 1; r >= 0; --r)
+        for (SwitchIndex s : by_rank_[static_cast<size_t>(r)]) {
+          bool ok = anc[s] != 0;
+          for (size_t k = 0; !ok && k < up_[s].size(); ++k) ok = reach[up_[s][k].neighbor] != 0;
+          reach[s] = ok;
+          all = all && ok;
         }
-  }
-
-  // Routes every LID of endpoint e, which hangs off (or is) switch t; `index` is its place in
-  // tree order. REQUIRES: mark_ancestors(g, t).
-  void route_endpoint(const RoutingGraph& g, SwitchIndex t, uint32_t e, uint64_t index, RoutingTables& out) {
-    const size_t n = g.switch_count();
-    const Endpoint& ep = g.endpoints()[e];
-    const uint32_t lids = 1u << ep.lmc;
-    // Switches the tree pattern gives no route to t (one top switch to another, or cut off
-    // by failures) take a plain shortest-path hop. Tree routes only pass through switches
-    // that have one, and each such hop shortens the plain distance: no loops.
-    bool any_without = false;
-    for (SwitchIndex s = 0; s < n; ++s) any_without = any_without || (s != t && !ancestor_[s] && !reach_[s]);
-    if (any_without) switch_distances(g, t, plain_);
-    for (uint32_t j = 0; j < lids; ++j) {
-      const uint16_t lid = static_cast<uint16_t>(ep.base.value() + j);
-      // LMC: each LID of a port climbs a different way (offsets of N+1 keep the base LIDs'
-      // pattern and move the others by one up-link at every level).
-      const uint64_t d = index + j * (ca_total_ + 1);
       for (SwitchIndex s = 0; s < n; ++s) {
-        PortNum port = kDropPort;
-        if (s == t) {
-          port = ep.port;
-        } else if (ancestor_[s]) {
-          port = down_port(g, s, d);
-        } else if (reach_[s]) {
-          port = climb_port(s, d);
-        } else if (plain_[s] != 0xFF) {
-          for (const SwitchLink& l : g.links(s))
-            if (plain_[l.neighbor] + 1 == plain_[s]) {
-              port = l.port;
-              break;
-            }
-          ++fallback_routes_;
-        }
-        out.lft[s][lid] = port;
+        if (anc[s]) ancestor_.set(t, s);
+        if (reach[s]) reach_.set(t, s);
+      }
+      all_reach_[t] = all ? 1 : 0;
+      if (all) continue;
+      // Switches the pattern leaves without a route to t (one top switch to another, or
+      // cut off by failures) take a plain shortest-path hop. Pattern routes never pass
+      // through such a switch, and each of these hops shortens the distance: no loops.
+      std::vector<uint8_t> dist;
+      switch_distances(g, t, dist);
+      auto& fb = fallback_[t];
+      fb.assign(n, kDropPort);
+      for (SwitchIndex s = 0; s < n; ++s) {
+        if (reach[s] || s == t || dist[s] == 0xFF) continue;
+        for (const SwitchLink& l : g.links(s))
+          if (dist[l.neighbor] + 1 == dist[s]) {
+            fb[s] = l.port;
+            break;
+          }
       }
     }
   }
 
-  // Going up from s: the D-mod-k choice among the up-links whose far end can still reach
-  // the target (all of them in an intact tree).
-  PortNum climb_port(SwitchIndex s, uint64_t d) {
+  size_t choice(SwitchIndex s, uint64_t d, size_t options) const { return (d / divisor_[rank_[s]]) % options; }
+
+  void fill_row(const RoutingGraph& g, SwitchIndex s, std::vector<PortNum>& row, uint64_t& fallback_routes) {
     const auto& up = up_[s];
-    if (all_up_reach_[s]) return up[up_choice(s, d, up.size())].port;
-    filtered_.clear();
-    for (const SwitchLink& l : up)
-      if (reach_[l.neighbor]) filtered_.push_back(l.port);
-    return filtered_[up_choice(s, d, filtered_.size())];
+    // (d / B) mod U for the full up-link list, advanced one d at a time: CA indices run in
+    // the order this row is filled, so the division happens once per row, not per LID.
+    const uint64_t divisor = divisor_[rank_[s]];
+    uint64_t next_d = 0, remainder = 0, up_index = 0;
+    const auto full_choice = [&](uint64_t d) -> size_t {
+      if (d != next_d) {
+        remainder = d % divisor;
+        up_index = up.empty() ? 0 : (d / divisor) % up.size();
+      }
+      const size_t c = up_index;
+      next_d = d + 1;
+      if (++remainder == divisor) {
+        remainder = 0;
+        if (!up.empty() && ++up_index == up.size()) up_index = 0;
+      }
+      return c;
+    };
+    std::vector<const SwitchLink*> down_candidates;
+    std::vector<PortNum> filtered;
+    for (SwitchIndex t = 0; t < g.switch_count(); ++t) {
+      const auto endpoints = g.endpoints_at(t);
+      if (endpoints.empty()) continue;
+      enum { kSelf, kDown, kClimb, kClimbFiltered, kFallback, kNone } how;
+      if (s == t) {
+        how = kSelf;
+      } else if (ancestor_.test(t, s)) {
+        how = kDown;
+        // Cables to children that are t or its ancestors; the one the child would climb
+        // on for d mirrors the up path, so parallel cables share the load.
+        down_candidates.clear();
+        for (const SwitchLink& l : down_[s])
+          if (ancestor_.test(t, l.neighbor)) down_candidates.push_back(&l);
+      } else if (reach_.test(t, s)) {
+        how = kClimb;
+        if (!all_reach_[t]) {  // some up-links may lead nowhere: climb only where t is reached
+          filtered.clear();
+          for (const SwitchLink& l : up)
+            if (reach_.test(t, l.neighbor)) filtered.push_back(l.port);
+          if (filtered.size() != up.size()) how = kClimbFiltered;
+        }
+      } else if (!fallback_[t].empty() && fallback_[t][s] != kDropPort) {
+        how = kFallback;
+      } else {
+        how = kNone;
+      }
+      for (uint32_t e : endpoints) {
+        const Endpoint& ep = g.endpoints()[e];
+        const uint32_t lids = 1u << ep.lmc;
+        for (uint32_t j = 0; j < lids; ++j) {
+          const uint64_t d = index_[e] + j * lmc_stride_;
+          PortNum port = kDropPort;
+          switch (how) {
+            case kSelf: port = ep.port; break;
+            case kDown: port = down_port(down_candidates, s, d); break;
+            case kClimb: port = up[full_choice(d)].port; break;
+            case kClimbFiltered: port = filtered[choice(s, d, filtered.size())]; break;
+            case kFallback:
+              port = fallback_[t][s];
+              ++fallback_routes;
+              break;
+            case kNone: break;
+          }
+          row[ep.base.value() + j] = port;
+        }
+      }
+    }
   }
 
-  // Going down from ancestor s towards the target: take the cable on which the child below
-  // would have climbed for d (so up and down paths mirror each other and parallel cables
-  // share the load); any cable to an ancestor-or-target child otherwise.
-  PortNum down_port(const RoutingGraph& g, SwitchIndex s, uint64_t d) {
-    PortNum fallback = kDropPort;
-    for (const SwitchLink& l : g.links(s)) {
-      const SwitchIndex child = l.neighbor;
-      if (rank_[child] >= rank_[s] || !ancestor_[child]) continue;
-      const auto& child_up = up_[child];
-      if (!child_up.empty()) {
-        const SwitchLink& mirror = child_up[up_choice(child, d, child_up.size())];
-        if (mirror.neighbor == s && mirror.neighbor_port == l.port) return l.port;
-      }
-      if (fallback == kDropPort) fallback = l.port;
+  // Going down from s: the cable on which the child below would have climbed for d, else
+  // the first cable to a suitable child.
+  PortNum down_port(const std::vector<const SwitchLink*>& candidates, SwitchIndex s, uint64_t d) const {
+    for (const SwitchLink* l : candidates) {
+      const auto& child_up = up_[l->neighbor];
+      if (child_up.empty()) continue;
+      const SwitchLink& mirror = child_up[choice(l->neighbor, d, child_up.size())];
+      if (mirror.neighbor == s && mirror.neighbor_port == l->port) return l->port;
     }
-    return fallback;
+    return candidates.empty() ? kDropPort : candidates.front()->port;
   }
 
   std::vector<uint8_t> rank_;
-  std::vector<std::vector<SwitchLink>> up_;
+  std::vector<std::vector<SwitchLink>> up_, down_;
   std::vector<std::vector<SwitchIndex>> by_rank_;
   std::vector<size_t> up_degree_;
   std::vector<uint64_t> divisor_;
-  std::vector<uint8_t> ancestor_, reach_, all_up_reach_;
-  uint64_t ca_total_ = 0;
-  std::vector<SwitchIndex> scratch_;
-  std::vector<PortNum> filtered_;
-  std::vector<uint8_t> plain_;
-  uint64_t fallback_routes_ = 0;
+  std::vector<uint64_t> index_;
+  uint64_t lmc_stride_ = 1;
+  BitRows ancestor_, reach_;
+  std::vector<uint8_t> all_reach_;              // by target: every switch can climb to it
+  std::vector<std::vector<PortNum>> fallback_;  // by target, when not all_reach_: shortest-path hops
   int levels_ = 0;
   size_t leaves_ = 0;
 };

@@ -1,0 +1,229 @@
+#include "sm/subnet_manager.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "base/format.hpp"
+#include "base/log.hpp"
+#include "mad/attribute_id.hpp"
+#include "mad/dr_smp.hpp"
+#include "mad/notice.hpp"
+#include "mad/smp.hpp"
+
+namespace softib::sm {
+
+namespace {
+constexpr uint32_t kNoNode = 0xFFFFFFFF;
+}
+
+SubnetManager::SubnetManager(MadPort& port, const Clock& clock, SmConfig config)
+    : port_(port),
+      clock_(clock),
+      config_(std::move(config)),
+      transactions_(port, clock, std::chrono::milliseconds(config_.transaction_timeout),
+                    config_.transaction_retries, config_.max_wire_smps),
+      subnet_(std::make_unique<Subnet>()) {
+  if (!config_.cache_dir.empty()) {
+    std::vector<std::string> warnings;
+    auto g = Guid2Lid::load(config_.cache_dir + "/guid2lid", &warnings);
+    for (const std::string& w : warnings) log(LogLevel::kWarn, "sm", "{}", w);
+    if (g) {
+      guid2lid_ = std::move(*g);
+    } else {
+      log(LogLevel::kWarn, "sm", "{}; starting without remembered LIDs", g.error().to_string());
+    }
+  }
+}
+
+SubnetManager::~SubnetManager() = default;
+
+void SubnetManager::start() { begin_heavy_sweep(); }
+
+bool SubnetManager::sweeping() const { return phase_ != Phase::kIdle; }
+
+void SubnetManager::request_sweep(bool heavy) {
+  sweep_wanted_ = true;
+  heavy_wanted_ = heavy_wanted_ || heavy;
+}
+
+void SubnetManager::poll() {
+  while (auto m = port_.receive()) handle(*m);
+  for (const auto& f : transactions_.expire(clock_.now())) handle_failure(f);
+  while (phase_ != Phase::kIdle && transactions_.idle()) {
+    const Phase before = phase_;
+    next_phase();
+    if (phase_ == before) break;
+  }
+  if (phase_ == Phase::kIdle) {
+    if (sweep_wanted_) {
+      if (heavy_wanted_) {
+        begin_heavy_sweep();
+      } else {
+        begin_light_sweep();
+      }
+    } else if (next_sweep_ && clock_.now() >= *next_sweep_) {
+      begin_light_sweep();
+    }
+  }
+}
+
+std::optional<TimePoint> SubnetManager::next_deadline() {
+  auto t = transactions_.next_deadline();
+  if (phase_ == Phase::kIdle && next_sweep_ && (!t || *next_sweep_ < *t)) return next_sweep_;
+  return t;
+}
+
+void SubnetManager::send_dr(const mad::DrPath& path, mad::Method method, uint16_t attribute,
+                                uint32_t modifier, const std::array<uint8_t, 64>* data,
+                                Transactions::Context c) {
+  mad::DrSmp smp = mad::make_dr_request(path, method, attribute, modifier, 0, config_.m_key);
+  if (data) smp.data = *data;
+  Mad m;
+  mad::encode(smp, wire::MutByteSpan(m.bytes));
+  transactions_.submit(m, c);  // stamps the TID
+}
+
+void SubnetManager::begin_heavy_sweep() {
+  subnet_ = std::make_unique<Subnet>();
+  report_ = SweepReport{};
+  report_.heavy = true;
+  report_.started = clock_.now();
+  mads_at_start_ = transactions_.sent();
+  sweep_wanted_ = heavy_wanted_ = false;
+  next_sweep_.reset();
+  phase_ = Phase::kDiscover;
+  log(LogLevel::kInfo, "sm", "heavy sweep started");
+  send_dr(mad::DrPath(), mad::Method::kGet, static_cast<uint16_t>(mad::SmpAttr::kNodeInfo), 0, nullptr,
+          {kNodeInfo, kNoNode, 0, 0});
+}
+
+void SubnetManager::begin_light_sweep() {
+  sweep_wanted_ = false;
+  next_sweep_.reset();
+  if (subnet_->nodes.empty()) {
+    begin_heavy_sweep();
+    return;
+  }
+  phase_ = Phase::kLight;
+  mads_at_start_ = transactions_.sent();
+  for (uint32_t i = 0; i < subnet_->nodes.size(); ++i) {
+    const NodeIndex n(i);
+    if (!subnet_->is_switch(n)) continue;
+    send_dr(subnet_->nodes[i].path, mad::Method::kGet, static_cast<uint16_t>(mad::SmpAttr::kSwitchInfo), 0,
+            nullptr, {kLightSwitchInfo, i, 0, 0});
+  }
+}
+
+void SubnetManager::next_phase() {
+  switch (phase_) {
+    case Phase::kIdle:
+      return;
+    case Phase::kDiscover:
+      if (!assign_lids_and_route()) {
+        finish_sweep();
+        return;
+      }
+      phase_ = Phase::kProgram;
+      program_switches();
+      configure_ports();
+      return;
+    case Phase::kProgram:
+      phase_ = Phase::kArm;
+      set_port_states(mad::PortState::kInitialize, mad::PortState::kArmed, kArmPort);
+      return;
+    case Phase::kArm:
+      phase_ = Phase::kActivate;
+      set_port_states(mad::PortState::kArmed, mad::PortState::kActive, kActivatePort);
+      return;
+    case Phase::kActivate:
+      finish_sweep();
+      return;
+    case Phase::kLight:
+      phase_ = Phase::kIdle;
+      if (heavy_wanted_) {
+        begin_heavy_sweep();
+      } else if (config_.sweep_interval) {
+        next_sweep_ = clock_.now() + std::chrono::seconds(config_.sweep_interval);
+      }
+      return;
+  }
+}
+
+void SubnetManager::finish_sweep() {
+  phase_ = Phase::kIdle;
+  report_.finished = clock_.now();
+  report_.mads = transactions_.sent() - mads_at_start_;
+  report_.nodes = subnet_->topo.node_count();
+  report_.switches = subnet_->topo.count(fabric::NodeType::kSwitch);
+  report_.links = subnet_->topo.link_count();
+  subnet_up_ = tables_.has_value();
+  if (!config_.cache_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config_.cache_dir, ec);
+    if (auto s = guid2lid_.save(config_.cache_dir + "/guid2lid"); !s)
+      log(LogLevel::kWarn, "sm", "cannot save guid2lid: {}", s.error().to_string());
+  }
+  if (config_.sweep_interval) next_sweep_ = clock_.now() + std::chrono::seconds(config_.sweep_interval);
+  log(LogLevel::kInfo, "sm", "{}: {} nodes, {} links, {} MADs, {} LFT blocks set; routing {}",
+      subnet_up_ ? "SUBNET UP" : "sweep failed", report_.nodes, report_.links, report_.mads,
+      report_.lft_blocks_set, report_.routing_engine);
+}
+
+void SubnetManager::handle(const Mad& mad) {
+  const auto method = static_cast<mad::Method>(mad.bytes[3]);
+  if (method == mad::Method::kTrap) {
+    handle_trap(mad);
+    return;
+  }
+  if (!mad::is_response(method)) return;  // requests to the SM (SMInfo, SA) come later
+  const uint64_t tid = wire::load_be64(&mad.bytes[8]);
+  auto c = transactions_.complete(tid);
+  if (!c) return;  // late or duplicate
+  if (mad.mgmt_class() != static_cast<uint8_t>(mad::MgmtClass::kSubnDirected)) return;
+  auto smp = mad::decode<mad::DrSmp>(mad.bytes);
+  if (!smp) {
+    report_.problems.push_back(fmt::format("malformed response: {}", smp.error().to_string()));
+    return;
+  }
+  switch (static_cast<Op>(c->op)) {
+    case kNodeInfo:
+    case kNodeDescription:
+    case kSwitchInfo:
+    case kPortInfo:
+      discover(*c, *smp);
+      return;
+    case kLightSwitchInfo: {
+      auto si = mad::decode<mad::SwitchInfo>(smp->data);
+      if (smp->status.ok() && si && si->port_state_change) heavy_wanted_ = true;
+      return;
+    }
+    default:
+      configured(*c, *smp);
+      return;
+  }
+}
+
+void SubnetManager::handle_trap(const Mad& mad) {
+  auto smp = mad::decode<mad::Smp>(mad.bytes);
+  if (!smp) return;
+  // Acknowledge: TrapRepress back to the issuer (IBA 14.2.5.1).
+  mad::Smp repress = *smp;
+  repress.header.method = mad::Method::kTrapRepress;
+  Mad out;
+  mad::encode(repress, wire::MutByteSpan(out.bytes));
+  out.dlid = mad.slid;
+  (void)port_.send(out);
+  auto notice = mad::decode<mad::SmpNotice>(smp->data);
+  if (!notice) return;
+  log(LogLevel::kInfo, "sm", "trap {} from LID {}", notice->notice.trap_number_or_device_id, notice->notice.issuer_lid);
+  if (config_.sweep_on_trap) request_sweep(true);
+}
+
+void SubnetManager::handle_failure(const Transactions::Failed& f) {
+  const auto& c = f.context;
+  std::string where = c.node < subnet_->topo.node_count() ? subnet_->topo.node(NodeIndex(c.node)).id : "the SM's port";
+  report_.problems.push_back(fmt::format("no response from {} (step {}, port {})", where, c.op, c.port));
+}
+
+}  // namespace softib::sm

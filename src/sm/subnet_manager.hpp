@@ -1,0 +1,117 @@
+// SubnetManager: brings a subnet up and keeps it up, reaching the fabric only through a
+// MadPort. A heavy sweep is a sequence of idempotent passes over the subnet (OpenSM's
+// design): discover by directed route, assign LIDs, route, program switches (only the LFT
+// blocks that changed), configure end ports (LIDs, SM LID, MTU, VLs), then Arm and Activate
+// every port. Periodic light sweeps read each switch's PortStateChange; traps 128 from
+// switches and changed state start a new heavy sweep.
+//
+// The SM is a state machine with no thread and no I/O of its own: poll() consumes what the
+// MadPort received and what time made due; next_deadline() says when poll() needs calling
+// next. The same code runs in virtual time (tests, `softib sim`) and real time (softibd).
+//
+// Thread: one thread owns a SubnetManager and its MadPort.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "sm/guid2lid.hpp"
+#include "sm/mad_port.hpp"
+#include "sm/routing_engine.hpp"
+#include "sm/routing_graph.hpp"
+#include "sm/sm_config.hpp"
+#include "sm/subnet.hpp"
+#include "sm/transactions.hpp"
+
+namespace softib::sm {
+
+struct SweepReport {
+  bool heavy = false;
+  TimePoint started, finished;
+  uint64_t mads = 0;            // requests sent in this sweep, retries included
+  size_t nodes = 0, switches = 0, end_ports = 0, links = 0;
+  uint32_t lft_blocks_set = 0;  // LFT blocks that changed and were sent
+  uint32_t port_infos_set = 0;
+  std::string routing_engine;   // the engine that routed, after any fallback
+  std::vector<std::string> routing_attempts;
+  std::vector<std::string> problems;  // unreachable ports, failed Sets, ...
+};
+
+class SubnetManager {
+ public:
+  SubnetManager(MadPort& port, const Clock& clock, SmConfig config);
+  ~SubnetManager();
+
+  // Starts the first heavy sweep.
+  void start();
+  // Handles every MAD the port received and every timer that is due.
+  void poll();
+  // When poll() must run next even if no MAD arrives; nullopt: only on MADs.
+  std::optional<TimePoint> next_deadline();
+  // Asks for a sweep as soon as the current one (if any) ends.
+  void request_sweep(bool heavy);
+
+  // True once a heavy sweep finished: every reachable port Active, LFTs programmed.
+  bool subnet_up() const { return subnet_up_; }
+  bool sweeping() const;
+  const Subnet& subnet() const { return *subnet_; }
+  const RoutingTables* routing() const { return tables_ ? &*tables_ : nullptr; }
+  const SweepReport& last_sweep() const { return report_; }
+  uint64_t mads_sent() const { return transactions_.sent(); }
+  const SmConfig& config() const { return config_; }
+  Lid lid() const { return sm_lid_; }
+  const Guid2Lid& guid2lid() const { return guid2lid_; }
+
+ private:
+  enum class Phase : uint8_t { kIdle, kDiscover, kProgram, kArm, kActivate, kLight };
+  enum Op : uint8_t {
+    kNodeInfo, kNodeDescription, kSwitchInfo, kPortInfo,
+    kSetSwitchInfo, kSetLft, kSetPortInfo, kArmPort, kActivatePort, kLightSwitchInfo, kTrapRepress
+  };
+
+  void begin_heavy_sweep();
+  void begin_light_sweep();
+  void next_phase();
+  void finish_sweep();
+  void handle(const Mad& mad);
+  void handle_trap(const Mad& mad);
+  void handle_failure(const Transactions::Failed& f);
+
+  // discovery (sweep_discover.cpp)
+  void discover(const Transactions::Context& c, const mad::DrSmp& smp);
+  void explore(NodeIndex n, uint8_t port);
+  // configuration (sweep_program.cpp)
+  bool assign_lids_and_route();
+  void program_switches();
+  void configure_ports();
+  void set_port_states(mad::PortState from, mad::PortState to, Op op);
+  void configured(const Transactions::Context& c, const mad::DrSmp& smp);
+
+  void send_dr(const mad::DrPath& path, mad::Method method, uint16_t attribute, uint32_t modifier,
+                   const std::array<uint8_t, 64>* data, Transactions::Context c);
+  template <class A>
+  void set_dr(const mad::DrPath& path, const A& value, uint32_t modifier, Transactions::Context c);
+
+  MadPort& port_;
+  const Clock& clock_;
+  SmConfig config_;
+  Transactions transactions_;
+  Guid2Lid guid2lid_;
+  std::unique_ptr<Subnet> subnet_;
+  std::optional<RoutingTables> tables_;
+  std::unique_ptr<RoutingGraph> graph_;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> programmed_;  // switch GUID -> LFT block hashes
+  Phase phase_ = Phase::kIdle;
+  bool subnet_up_ = false;
+  bool sweep_wanted_ = false, heavy_wanted_ = false;
+  std::optional<TimePoint> next_sweep_;
+  Lid sm_lid_;
+  uint64_t mads_at_start_ = 0;
+  SweepReport report_;
+};
+
+}  // namespace softib::sm

@@ -1,0 +1,221 @@
+// The configuration passes of a heavy sweep, each sending only what differs from what the
+// SM read or programmed before: LIDs (lid_manager), routing, SwitchInfo and LFT blocks,
+// end-port PortInfo (LID, LMC, SM LID, subnet prefix, MTU, VLs), then Arm and Activate.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/format.hpp"
+#include "base/log.hpp"
+#include "mad/attribute_id.hpp"
+#include "mad/linear_forwarding_table.hpp"
+#include "sm/lid_manager.hpp"
+#include "sm/routing_graph.hpp"
+#include "sm/subnet_manager.hpp"
+
+namespace softib::sm {
+
+namespace {
+
+constexpr uint64_t kUnknown = 0;  // no block hash: never programmed by this SM
+
+uint64_t block_hash(const std::vector<PortNum>& lft, size_t block) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = block * 64; i < block * 64 + 64; ++i) {
+    const uint8_t v = i < lft.size() ? lft[i] : uint8_t{0xFF};
+    h = (h ^ v) * 1099511628211ULL;
+  }
+  return h | 1;  // never kUnknown
+}
+
+
+}  // namespace
+
+template <class A>
+void SubnetManager::set_dr(const mad::DrPath& path, const A& value, uint32_t modifier, Transactions::Context c) {
+  std::array<uint8_t, 64> data{};
+  mad::encode(value, wire::MutByteSpan(data));
+  send_dr(path, mad::Method::kSet, static_cast<uint16_t>(mad::Layout<A>::kAttributeId), modifier, &data, c);
+}
+
+bool SubnetManager::assign_lids_and_route() {
+  Subnet& s = *subnet_;
+  // End ports that answered get LIDs; cables to ports that never answered are not routable.
+  std::vector<LidRequest> requests;
+  std::vector<PortRef> owners;
+  for (uint32_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeIndex n(i);
+    SmNode& node = s.nodes[i];
+    if (s.is_switch(n)) {
+      const bool esp0 = node.sw.enhanced_port0;
+      requests.push_back({node.info.port_guid, node.ports[0].lid, esp0 && config_.lmc_esp0 ? config_.lmc : uint8_t{0}});
+      owners.push_back({n, 0});
+      continue;
+    }
+    for (uint8_t p = 1; p <= node.info.num_ports; ++p) {
+      const PortRef ref{n, p};
+      if (!node.port_read[p]) {
+        if (s.topo.port(ref).peer.valid()) {
+          report_.problems.push_back(fmt::format("{} port {} never answered; left out", s.topo.node(n).id, p));
+          s.topo.disconnect(ref);
+        }
+        continue;
+      }
+      requests.push_back({s.topo.port(ref).guid, node.ports[p].lid, config_.lmc});
+      owners.push_back(ref);
+    }
+  }
+  auto lids = assign_lids(requests, guid2lid_, config_.reassign_lids);
+  if (!lids) {
+    report_.problems.push_back(lids.error().to_string());
+    return false;
+  }
+  for (size_t i = 0; i < owners.size(); ++i) {
+    s.topo.port(owners[i]).lid = lids->ranges[i].min;
+    s.topo.port(owners[i]).lmc = static_cast<uint8_t>(std::countr_zero(uint32_t{lids->ranges[i].max.value()} - lids->ranges[i].min.value() + 1u));
+  }
+  report_.end_ports = owners.size();
+  if (s.self.valid()) sm_lid_ = s.topo.port({s.self, s.self_port}).lid;
+
+  auto graph = RoutingGraph::build(s.topo);
+  if (!graph) {
+    report_.problems.push_back(fmt::format("cannot route: {}", graph.error().message()));
+    return false;
+  }
+  auto outcome = route_with_fallback(*graph, config_.routing_engine);
+  if (!outcome) {
+    report_.problems.push_back(fmt::format("routing failed: {}", outcome.error().message()));
+    return false;
+  }
+  report_.routing_engine = outcome->tables.engine;
+  report_.routing_attempts = outcome->attempts;
+  tables_ = std::move(outcome->tables);
+  graph_ = std::make_unique<RoutingGraph>(std::move(*graph));
+  return true;
+}
+
+void SubnetManager::program_switches() {
+  Subnet& s = *subnet_;
+  const RoutingGraph& g = *graph_;
+  const size_t blocks = size_t{g.max_lid()} / mad::LinearForwardingTable::kLidsPerBlock + 1;
+  for (SwitchIndex si = 0; si < g.switch_count(); ++si) {
+    const NodeIndex n = g.node_of(si);
+    SmNode& node = s.nodes[n.value()];
+    // SwitchInfo: the LFT's top, and clear PortStateChange (write 1) so changes trap again.
+    if (node.sw.linear_fdb_top != g.max_lid() || node.sw.port_state_change) {
+      mad::SwitchInfo si_set = node.sw;
+      si_set.linear_fdb_top = g.max_lid();
+      si_set.port_state_change = true;
+      set_dr(node.path, si_set, 0, {kSetSwitchInfo, n.value(), 0, 0});
+    }
+    auto& hashes = programmed_[node.info.node_guid.value()];
+    hashes.resize(blocks, kUnknown);
+    for (size_t b = 0; b < blocks; ++b) {
+      const uint64_t h = block_hash(tables_->lft[si], b);
+      if (hashes[b] == h) continue;
+      mad::LinearForwardingTable block;
+      for (size_t i = 0; i < block.ports.size(); ++i) {
+        const size_t lid = b * 64 + i;
+        block.ports[i] = lid < tables_->lft[si].size() ? tables_->lft[si][lid] : uint8_t{0xFF};
+      }
+      set_dr(node.path, block, static_cast<uint32_t>(b), {kSetLft, n.value(), static_cast<uint16_t>(b), si});
+      ++report_.lft_blocks_set;
+    }
+  }
+}
+
+void SubnetManager::configure_ports() {
+  Subnet& s = *subnet_;
+  for (uint32_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeIndex n(i);
+    SmNode& node = s.nodes[i];
+    const bool sw = s.is_switch(n);
+    for (uint8_t p = 0; p <= node.info.num_ports; ++p) {
+      if (!node.port_read[p]) continue;
+      const PortRef ref{n, p};
+      const fabric::TopoPort& tp = s.topo.port(ref);
+      if (p != 0 && !tp.peer.valid()) continue;
+      const mad::PortInfo& cur = node.ports[p];
+      mad::PortInfo want = cur;
+      if (s.is_end_port(ref)) {
+        want.lid = tp.lid;
+        want.lmc = tp.lmc;
+        want.master_sm_lid = sm_lid_;
+        want.master_sm_sl = 0;
+        want.gid_prefix = config_.subnet_prefix;
+        want.m_key = config_.m_key;
+        want.subnet_timeout = config_.subnet_timeout;
+      }
+      if (p != 0) {
+        const SmNode& peer = s.nodes[tp.peer.node.value()];
+        const mad::PortInfo& other = peer.ports[tp.peer.port];
+        if (peer.port_read[tp.peer.port]) {
+          want.neighbor_mtu = std::min(cur.mtu_cap, other.mtu_cap);
+          want.operational_vls = std::min({cur.vl_cap, other.vl_cap, config_.max_op_vls});
+        }
+      }
+      const bool same = want.lid == cur.lid && want.lmc == cur.lmc && want.master_sm_lid == cur.master_sm_lid &&
+                        want.gid_prefix == cur.gid_prefix && want.m_key == cur.m_key &&
+                        want.subnet_timeout == cur.subnet_timeout && want.neighbor_mtu == cur.neighbor_mtu &&
+                        want.operational_vls == cur.operational_vls;
+      if (same) continue;
+      want.port_state = mad::PortState::kNoChange;
+      want.port_physical_state = mad::PhysPortState::kNoChange;
+      want.link_width_enabled = 0;
+      want.link_speed_enabled = 0;
+      want.link_speed_ext_enabled = 0;
+      set_dr(s.path_to(ref), want, sw ? p : 0, {kSetPortInfo, n.value(), p, 0});
+      ++report_.port_infos_set;
+    }
+  }
+}
+
+void SubnetManager::set_port_states(mad::PortState from, mad::PortState to, Op op) {
+  Subnet& s = *subnet_;
+  for (uint32_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeIndex n(i);
+    SmNode& node = s.nodes[i];
+    const bool sw = s.is_switch(n);
+    for (uint8_t p = 1; p <= node.info.num_ports; ++p) {
+      const PortRef ref{n, p};
+      if (!node.port_read[p] || !s.topo.port(ref).peer.valid()) continue;
+      if (node.ports[p].port_state != from) continue;
+      mad::PortInfo want = node.ports[p];
+      want.port_state = to;
+      want.port_physical_state = mad::PhysPortState::kNoChange;
+      want.link_width_enabled = 0;
+      want.link_speed_enabled = 0;
+      want.link_speed_ext_enabled = 0;
+      set_dr(s.path_to(ref), want, sw ? p : 0, {static_cast<uint8_t>(op), n.value(), p, 0});
+    }
+  }
+}
+
+void SubnetManager::configured(const Transactions::Context& c, const mad::DrSmp& smp) {
+  Subnet& s = *subnet_;
+  if (c.node >= s.nodes.size()) return;
+  const NodeIndex n(c.node);
+  if (!smp.status.ok()) {
+    report_.problems.push_back(fmt::format("{} on {} port {} refused: {}", c.op, s.topo.node(n).id, c.port,
+                                           smp.status.to_string()));
+    return;
+  }
+  SmNode& node = s.nodes[c.node];
+  switch (static_cast<Op>(c.op)) {
+    case kSetSwitchInfo:
+      if (auto si = mad::decode<mad::SwitchInfo>(smp.data)) node.sw = *si;
+      return;
+    case kSetLft:
+      programmed_[node.info.node_guid.value()][c.port] = block_hash(tables_->lft[c.extra], c.port);
+      return;
+    case kSetPortInfo:
+    case kArmPort:
+    case kActivatePort:
+      if (auto pi = mad::decode<mad::PortInfo>(smp.data)) node.ports[c.port] = *pi;
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace softib::sm

@@ -1,0 +1,157 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "fabric/generators.hpp"
+#include "fabric/net_reader.hpp"
+#include "fabric_checks.hpp"
+#include "sm/sim.hpp"
+
+namespace softib::sm {
+namespace {
+
+using fabric::Topology;
+
+Topology load(const std::string& name) {
+  auto r = fabric::read_net_file(std::string(SOFTIB_TOPOLOGIES) + "/" + name);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+  return r.ok() ? std::move(r->topology) : Topology{};
+}
+
+std::unique_ptr<SimulatedSubnet> up(Topology t, SmConfig config = {}, fabric::FabricOptions options = {}) {
+  config.cache_dir.clear();
+  auto s = SimulatedSubnet::create(std::move(t), config, {}, options);
+  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().to_string());
+  if (!s.ok()) return nullptr;
+  auto r = (*s)->bring_up();
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
+  return std::move(*s);
+}
+
+TEST(BringUp, SwitchWithTwoHostsComesUp) {
+  auto s = up(*fabric::generate("switch"));
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->sm().subnet_up());
+  EXPECT_EQ(testing::check_ports(s->fabric()), "");
+  EXPECT_EQ(testing::check_routes(s->fabric()), "");
+  // Every end port knows where the SM is.
+  const auto& t = s->fabric().topology();
+  const Lid sm_lid = s->fabric().port_info(s->sm_port()).lid;
+  EXPECT_EQ(s->fabric().port_info({*t.find("host-b"), 1}).master_sm_lid, sm_lid);
+  EXPECT_EQ(s->fabric().port_info({*t.find("S-switch"), 0}).master_sm_lid, sm_lid);
+  EXPECT_TRUE(s->sm().last_sweep().problems.empty()) << s->sm().last_sweep().problems.front();
+}
+
+TEST(BringUp, SampleFabricsComeUpWithMinimalRoutes) {
+  for (const char* file : {"ft2-16.net", "ibnetdiscover-ft2-16.net", "ft2-128.net", "t2d-8x8-256.net"}) {
+    SCOPED_TRACE(file);
+    auto s = up(load(file));
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->sm().subnet_up());
+    EXPECT_EQ(testing::check_ports(s->fabric()), "");
+    EXPECT_EQ(testing::check_routes(s->fabric()), "");
+    const SweepReport& r = s->sm().last_sweep();
+    EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+    EXPECT_EQ(r.nodes, s->fabric().topology().node_count());
+    EXPECT_EQ(r.links, s->fabric().topology().link_count());
+    EXPECT_EQ(r.routing_engine, std::string(file).starts_with("t2d") ? "dor" : "ftree");
+  }
+}
+
+TEST(BringUp, ThreeLevelFatTreeAndTorus) {
+  for (const char* spec : {"ft3:radix=8", "torus:4x4x4,hosts=2", "mesh:5x3,hosts=2"}) {
+    SCOPED_TRACE(spec);
+    auto s = up(*fabric::generate(spec));
+    ASSERT_TRUE(s);
+    EXPECT_EQ(testing::check_ports(s->fabric()), "");
+    EXPECT_EQ(testing::check_routes(s->fabric()), "");
+  }
+}
+
+TEST(BringUp, PresetLidsAreHonoured) {
+  Topology t = load("ibnetdiscover-ft2-16.net");
+  auto s = up(t);
+  ASSERT_TRUE(s);
+  // The dump carried the LIDs OpenSM gave: softib keeps them.
+  for (const fabric::TopoNode& n : t.nodes()) {
+    const NodeIndex i = *t.find(n.id);
+    const uint8_t p = n.type == fabric::NodeType::kSwitch ? 0 : 1;
+    EXPECT_EQ(s->fabric().port_info({i, p}).lid, t.port({i, p}).lid) << n.id;
+  }
+}
+
+TEST(BringUp, ResweepChangesNothingAndKeepsLids) {
+  auto s = up(load("ft2-16.net"));
+  ASSERT_TRUE(s);
+  std::vector<Lid> before;
+  const auto& t = s->fabric().topology();
+  for (uint32_t i = 0; i < t.node_count(); ++i)
+    before.push_back(s->fabric().port_info({NodeIndex(i), t.node(NodeIndex(i)).type == fabric::NodeType::kSwitch ? uint8_t{0} : uint8_t{1}}).lid);
+  s->sm().request_sweep(true);
+  ASSERT_TRUE(s->run_until_idle().ok());
+  const SweepReport& r = s->sm().last_sweep();
+  EXPECT_TRUE(r.heavy);
+  EXPECT_EQ(r.lft_blocks_set, 0u) << "nothing changed: no LFT block resent";
+  EXPECT_EQ(r.port_infos_set, 0u);
+  for (uint32_t i = 0; i < t.node_count(); ++i)
+    EXPECT_EQ(s->fabric().port_info({NodeIndex(i), t.node(NodeIndex(i)).type == fabric::NodeType::kSwitch ? uint8_t{0} : uint8_t{1}}).lid, before[i]);
+}
+
+TEST(BringUp, LidsSurviveAnSmRestartThroughGuid2lid) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("softib-sim-{}", ::getpid());
+  fs::remove_all(dir);
+  SmConfig config;
+  config.cache_dir = dir.string();
+  config.reassign_lids = true;  // ignore LIDs the ports carry: only guid2lid can keep them
+  auto first = SimulatedSubnet::create(load("ft2-16.net"), config);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE((*first)->bring_up().ok());
+  ASSERT_TRUE(fs::exists(dir / "guid2lid"));
+  // A fresh fabric (all LIDs 0) and a new SM with the same cache: the same LIDs come back,
+  // even though the SM now runs on another port (and so discovers in another order).
+  Topology t = load("ft2-16.net");
+  const auto other_port = fabric::PortRef{*t.find("H-00016"), 1};
+  auto second = SimulatedSubnet::create(std::move(t), config, other_port);
+  ASSERT_TRUE(second.ok());
+  ASSERT_TRUE((*second)->bring_up().ok());
+  const auto& t1 = (*first)->fabric().topology();
+  for (uint32_t i = 0; i < t1.node_count(); ++i) {
+    const NodeIndex n(i);
+    const uint8_t p = t1.node(n).type == fabric::NodeType::kSwitch ? 0 : 1;
+    EXPECT_EQ((*second)->fabric().port_info({n, p}).lid, (*first)->fabric().port_info({n, p}).lid) << t1.node(n).id;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(BringUp, LinkFailureTrapLeadsToRerouting) {
+  auto s = up(load("ft2-16.net"));
+  ASSERT_TRUE(s);
+  const auto& t = s->fabric().topology();
+  // Cut one of the four parallel cables between leaf 1 and spine 1.
+  ASSERT_TRUE(s->fabric().set_link_up({*t.find("S-L0001"), 9}, false).ok());
+  s->run_for(std::chrono::seconds(1));  // the trap arrives, the SM re-sweeps
+  EXPECT_EQ(testing::check_routes(s->fabric()), "");
+  const SweepReport& r = s->sm().last_sweep();
+  EXPECT_TRUE(r.heavy);
+  EXPECT_EQ(r.links, t.link_count() - 1);
+  EXPECT_GT(r.lft_blocks_set, 0u);
+  EXPECT_LT(r.lft_blocks_set, 4u * 2) << "only the blocks that changed";
+}
+
+TEST(BringUp, LossyLinksAreRetriedToTheSameResult) {
+  fabric::FabricOptions options;
+  options.seed = 7;
+  Topology t = load("ft2-16.net");
+  auto s = SimulatedSubnet::create(std::move(t), SmConfig{}, {}, options);
+  ASSERT_TRUE(s.ok());
+  const auto& topo = (*s)->fabric().topology();
+  for (uint8_t p = 9; p <= 16; ++p) ASSERT_TRUE((*s)->fabric().set_impairment({*topo.find("S-L0002"), p}, {0.2, 0.05}).ok());
+  ASSERT_TRUE((*s)->bring_up().ok());
+  EXPECT_GT((*s)->fabric().drops().get(fabric::Drop::kLoss), 0u);
+  EXPECT_EQ(testing::check_ports((*s)->fabric()), "");
+  EXPECT_EQ(testing::check_routes((*s)->fabric()), "");
+}
+
+}  // namespace
+}  // namespace softib::sm
