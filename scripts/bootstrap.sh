@@ -12,7 +12,7 @@ packages=(
   # rdma-core headers and libraries (drop-in targets and oracles)
   libibverbs-dev libibumad-dev librdmacm-dev libibmad-dev libopensm-dev
   # independent decoders and reference tools used by the tests
-  tshark infiniband-diags ibsim-utils opensm
+  tshark infiniband-diags ibsim-utils libumad2sim0 opensm
   python3
 )
 

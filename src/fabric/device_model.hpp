@@ -28,6 +28,9 @@ inline constexpr uint16_t kMulticastFdbCap = 1024;
 inline constexpr uint16_t kSwitchPartitionCap = 8;   // P_Keys per switch port (NodeInfo)
 inline constexpr uint16_t kSwitchEnforceCap = 64;    // SwitchInfo.PartitionEnforcementCap
 inline constexpr uint16_t kCaPartitionCap = 64;
+inline constexpr size_t kMaxPKeyCapacity = 64;  // the largest of the above
+static_assert(kMaxPKeyCapacity >= kSwitchPartitionCap && kMaxPKeyCapacity >= kSwitchEnforceCap &&
+              kMaxPKeyCapacity >= kCaPartitionCap);
 inline constexpr uint32_t kRevision = 0xA1;
 
 mad::NodeInfo default_node_info(const TopoNode& node);

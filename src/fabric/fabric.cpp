@@ -65,12 +65,8 @@ Fabric::Fabric(Topology topology, FabricOptions options)
       LivePort& lp = im.port({n, p});
       const TopoPort& tp = topo_.port({n, p});
       lp.info = default_port_info(tn, p, tp);
-      // P_Key tables start with the default full member key in entry 0 (IBA 10.9.1.1).
-      const size_t pkey_entries = sw && p != 0 ? kSwitchEnforceCap : ln.info.partition_cap;
-      lp.pkeys.assign(pkey_entries, PKey(0));
-      lp.pkeys[0] = PKey::default_full();
-      lp.guids.assign(lp.info.guid_cap, Guid(0));
-      if (!lp.guids.empty()) lp.guids[0] = tp.guid;
+      // P_Key tables start with the default full member key in entry 0 (IBA 10.9.1.1);
+      // they and GUIDInfo are materialised on first Set (Impl::writable_pkeys).
     }
   }
   for (uint32_t i = 0; i < topo_.node_count(); ++i) {
@@ -158,7 +154,16 @@ uint8_t Fabric::lft_port(NodeIndex sw, Lid lid) const {
   const auto& lft = impl_->nodes.at(sw.value()).lft;
   return lid.value() < lft.size() ? lft[lid.value()] : uint8_t{0xFF};
 }
-std::span<const PKey> Fabric::pkeys(PortRef p) const { return impl_->port(p).pkeys; }
+std::span<const PKey> Fabric::pkeys(PortRef p) const {
+  const LivePort& lp = impl_->port(p);
+  if (!lp.pkeys.empty()) return lp.pkeys;
+  static const auto kDefault = [] {
+    std::array<PKey, kMaxPKeyCapacity> a{};
+    a[0] = PKey::default_full();
+    return a;
+  }();
+  return std::span<const PKey>(kDefault).first(impl_->pkey_capacity(p));
+}
 const PortTraffic& Fabric::traffic(PortRef p) const { return impl_->port(p).traffic; }
 std::string_view Fabric::link_down_reason(PortRef p) const { return impl_->port(p).down_reason; }
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 
 #include "base/ring_queue.hpp"
 #include <random>
 #include <unordered_map>
 
+#include "fabric/device_model.hpp"
 #include "fabric/fabric.hpp"
 #include "mad/dr_smp.hpp"
 #include "mad/mad_status.hpp"
@@ -17,12 +19,22 @@ namespace softib::fabric {
 
 struct LivePort {
   mad::PortInfo info;
+  // P_Key table and GUIDInfo entries, materialised on the first Set; until then the defaults
+  // (entry 0: the default full P_Key / the port GUID; the rest zero). Read them through
+  // Impl::pkey() and Impl::guid().
   std::vector<PKey> pkeys;
   std::array<uint8_t, 16> sl2vl{};                   // CA/router ports and switch port 0
-  std::array<mad::VLArbitrationTable, 4> vlarb{};    // blocks 1..4 (low, low, high, high)
-  std::vector<Guid> guids;                           // GUIDInfo, guid_cap entries
+  // VLArbitration blocks 1..4 (low, low, high, high); allocated on the first Set, all
+  // zero until then. Rarely used, so a fabric of 200,000 ports does not pay 256 bytes each.
+  std::unique_ptr<std::array<mad::VLArbitrationTable, 4>> vlarb;
+  std::vector<Guid> guids;
   PortTraffic traffic;
-  PortTraffic pc_base, ext_base;  // what PortCounters / PortCountersExtended were reset to
+  // What PortCounters / PortCountersExtended were last reset to; allocated on the first
+  // reset (until then both are zero).
+  struct Baselines {
+    PortTraffic pc, ext;
+  };
+  std::unique_ptr<Baselines> baselines;
   LinkImpairment impairment;
   bool cable_up = true;    // the operator's view of the cable
   bool disabled = false;   // PhysPortState Disabled (set by an SM or the operator)
@@ -86,6 +98,38 @@ struct Fabric::Impl {
   LiveNode& node(NodeIndex n) { return nodes[n.value()]; }
   bool is_switch(NodeIndex n) const { return nodes[n.value()].info.node_type == mad::NodeType::kSwitch; }
   const Topology& topo() const { return fabric.topo_; }
+
+  // P_Key table entries: the switch's enforcement cap on external switch ports, NodeInfo's
+  // PartitionCap elsewhere.
+  size_t pkey_capacity(PortRef p) {
+    return is_switch(p.node) && p.port != 0 ? kSwitchEnforceCap : node(p.node).info.partition_cap;
+  }
+  PKey pkey(PortRef p, size_t i) {
+    const LivePort& lp = port(p);
+    if (!lp.pkeys.empty()) return lp.pkeys[i];
+    return i == 0 ? PKey::default_full() : PKey(0);
+  }
+  std::vector<PKey>& writable_pkeys(PortRef p) {
+    LivePort& lp = port(p);
+    if (lp.pkeys.empty()) {
+      lp.pkeys.assign(pkey_capacity(p), PKey(0));
+      lp.pkeys[0] = PKey::default_full();
+    }
+    return lp.pkeys;
+  }
+  Guid guid(PortRef p, size_t i) {
+    const LivePort& lp = port(p);
+    if (!lp.guids.empty()) return lp.guids[i];
+    return i == 0 ? topo().port(p).guid : Guid(0);
+  }
+  std::vector<Guid>& writable_guids(PortRef p) {
+    LivePort& lp = port(p);
+    if (lp.guids.empty()) {
+      lp.guids.assign(lp.info.guid_cap, Guid(0));
+      if (!lp.guids.empty()) lp.guids[0] = topo().port(p).guid;
+    }
+    return lp.guids;
+  }
 
   // fabric.cpp
   void train(PortRef p);  // re-evaluates the cable at p (both ends)

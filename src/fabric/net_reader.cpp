@@ -5,11 +5,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/file.hpp"
 #include "base/format.hpp"
 
 namespace softib::fabric {
@@ -81,11 +80,9 @@ class Parser {
   explicit Parser(const NetReadOptions& options) : options_(options) {}
 
   Result<void> parse_file(const std::string& path, int depth) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status(Code::kNotFound, fmt::format("cannot open net file \"{}\"", path));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_text(text.str(), path, depth);
+    auto text = read_file(path, "net file");
+    if (!text) return text.error();
+    return parse_text(*text, path, depth);
   }
 
   Result<void> parse_text(std::string_view text, std::string_view name, int depth) {

@@ -3,10 +3,10 @@
 #include <cctype>
 #include <cerrno>
 #include <ctime>
-#include <fstream>
 
 #include <fmt/format.h>
 
+#include "base/file.hpp"
 namespace softib::fabric {
 
 namespace {
@@ -150,12 +150,7 @@ std::string write_net(const Topology& topology, const NetWriteOptions& options) 
 
 Result<void> write_net_file(const std::string& path, const Topology& topology,
                             const NetWriteOptions& options) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Status::from_errno(errno, fmt::format("cannot write \"{}\"", path));
-  out << write_net(topology, options);
-  out.flush();
-  if (!out) return Status::from_errno(errno, fmt::format("writing \"{}\"", path));
-  return {};
+  return write_file_atomic(path, write_net(topology, options));
 }
 
 }  // namespace softib::fabric

@@ -21,6 +21,13 @@ using mad::InvalidField;
 using mad::MadStatus;
 using mad::Method;
 
+const PortTraffic kZero{};
+
+LivePort::Baselines& baselines(LivePort& lp) {
+  if (!lp.baselines) lp.baselines = std::make_unique<LivePort::Baselines>();
+  return *lp.baselines;
+}
+
 // ClassPortInfo.CapabilityMask bits of the PerfMgt class (IBA 16.1.3.1).
 constexpr uint16_t kAllPortSelect = 1u << 8;
 constexpr uint16_t kExtendedWidth = 1u << 9;
@@ -177,8 +184,8 @@ bool Fabric::Impl::pma(const InFlight& f, PortRef at, Mad& response) {
       PortTraffic total;
       for (PortRef p : *targets) {
         LivePort& lp = port(p);
-        if (!get) reset_selected(lp.pc_base, lp.traffic, pc->counter_select, pc->counter_select2);
-        total = sum(total, difference(lp.traffic, lp.pc_base));
+        if (!get) reset_selected(baselines(lp).pc, lp.traffic, pc->counter_select, pc->counter_select2);
+        total = sum(total, difference(lp.traffic, lp.baselines ? lp.baselines->pc : kZero));
       }
       mad::PortCounters out = narrow(total);
       out.port_select = pc->port_select;
@@ -196,8 +203,8 @@ bool Fabric::Impl::pma(const InFlight& f, PortRef at, Mad& response) {
       PortTraffic total;
       for (PortRef p : *targets) {
         LivePort& lp = port(p);
-        if (!get) reset_selected_ext(lp.ext_base, lp.traffic, x->counter_select);
-        total = sum(total, difference(lp.traffic, lp.ext_base));
+        if (!get) reset_selected_ext(baselines(lp).ext, lp.traffic, x->counter_select);
+        total = sum(total, difference(lp.traffic, lp.baselines ? lp.baselines->ext : kZero));
       }
       mad::PortCountersExtended out = wide(total);
       out.port_select = x->port_select;

@@ -283,33 +283,35 @@ class Sma {
     const uint32_t block = rq_.modifier & 0xFFFF;
     auto target = named_port(port_number);
     if (!target) return kInvalidValue;
-    LivePort& lp = im_.port(*target);
     const size_t first = size_t{block} * mad::PKeyTable::kPKeysPerBlock;
-    if (first >= lp.pkeys.size()) return kInvalidValue;
+    const size_t size = im_.pkey_capacity(*target);
+    if (first >= size) return kInvalidValue;
     if (!get()) {
       auto req = take<mad::PKeyTable>(rq_.data);
       if (!req) return kInvalidValue;
-      for (size_t i = 0; i < mad::PKeyTable::kPKeysPerBlock && first + i < lp.pkeys.size(); ++i)
-        lp.pkeys[first + i] = req->pkeys[i];
+      std::vector<PKey>& pkeys = im_.writable_pkeys(*target);
+      for (size_t i = 0; i < mad::PKeyTable::kPKeysPerBlock && first + i < size; ++i) pkeys[first + i] = req->pkeys[i];
     }
     mad::PKeyTable t;
-    for (size_t i = 0; i < mad::PKeyTable::kPKeysPerBlock && first + i < lp.pkeys.size(); ++i) t.pkeys[i] = lp.pkeys[first + i];
+    for (size_t i = 0; i < mad::PKeyTable::kPKeysPerBlock && first + i < size; ++i) t.pkeys[i] = im_.pkey(*target, first + i);
     put(t, rq_.data);
     return {};
   }
 
   MadStatus guid_info() {
-    LivePort& lp = im_.port(is_switch() ? PortRef{rq_.at.node, 0} : rq_.at);
+    const PortRef target = is_switch() ? PortRef{rq_.at.node, 0} : rq_.at;
     const size_t first = size_t{rq_.modifier} * mad::GUIDInfo::kGuidsPerBlock;
-    if (first >= lp.guids.size()) return kInvalidValue;
+    const size_t size = im_.port(target).info.guid_cap;
+    if (first >= size) return kInvalidValue;
     if (!get()) {
       auto req = take<mad::GUIDInfo>(rq_.data);
       if (!req) return kInvalidValue;
-      for (size_t i = 0; i < mad::GUIDInfo::kGuidsPerBlock && first + i < lp.guids.size(); ++i)
-        if (first + i != 0) lp.guids[first + i] = req->guids[i];  // GUID 0 is the port GUID
+      std::vector<Guid>& guids = im_.writable_guids(target);
+      for (size_t i = 0; i < mad::GUIDInfo::kGuidsPerBlock && first + i < size; ++i)
+        if (first + i != 0) guids[first + i] = req->guids[i];  // GUID 0 is the port GUID
     }
     mad::GUIDInfo g;
-    for (size_t i = 0; i < mad::GUIDInfo::kGuidsPerBlock && first + i < lp.guids.size(); ++i) g.guids[i] = lp.guids[first + i];
+    for (size_t i = 0; i < mad::GUIDInfo::kGuidsPerBlock && first + i < size; ++i) g.guids[i] = im_.guid(target, first + i);
     put(g, rq_.data);
     return {};
   }
@@ -348,13 +350,14 @@ class Sma {
     const uint32_t block = rq_.modifier >> 16;
     auto target = named_port(is_switch() ? rq_.modifier & 0xFFFF : 0);
     if (!target || block < 1 || block > 4) return kInvalidValue;
-    auto& table = im_.port(*target).vlarb[block - 1];
+    auto& tables = im_.port(*target).vlarb;
     if (!get()) {
       auto req = take<mad::VLArbitrationTable>(rq_.data);
       if (!req) return kInvalidValue;
-      table = *req;
+      if (!tables) tables = std::make_unique<std::array<mad::VLArbitrationTable, 4>>();
+      (*tables)[block - 1] = *req;
     }
-    put(table, rq_.data);
+    put(tables ? (*tables)[block - 1] : mad::VLArbitrationTable{}, rq_.data);
     return {};
   }
 

@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.hpp"
@@ -117,20 +118,52 @@ constexpr const Row<T>* find_row(std::string_view name) {
 
 // ---- decode / encode ----------------------------------------------------------------------
 
+namespace detail {
+
+// Row I of T's table, with every offset and width a constant: the engine is instantiated per
+// row, so each field read or write compiles to fixed byte loads and shifts (a generic loop
+// over the table would re-derive them per field at run time; measured 3x slower on the
+// LFT blocks and DR SMP headers of a fabric bring-up).
+template <class T, size_t I>
+inline bool decode_row(wire::ByteSpan in, T& t, std::optional<wire::ParseError>& error) {
+  constexpr const Row<T>& r = Layout<T>::kRows[I];
+  if constexpr (r.access.is_integer()) {
+    const uint64_t v = wire::get_bits(in.data(), r.field.bit_offset, r.field.bit_width);
+    if constexpr (r.legal.min != 0 || r.legal.max < low_mask(r.field.bit_width)) {
+      if (!r.legal.allows(v)) {
+        error = wire::illegal(Layout<T>::kName, r.field, v);
+        return false;
+      }
+    }
+    r.access.set(t, v);
+  } else if constexpr (r.access.is_bytes()) {
+    r.access.set_bytes(t, in.subspan(r.field.first_byte(), r.field.bit_width / 8));
+  }
+  return true;
+}
+
+template <class T, size_t I>
+inline void encode_row(const T& t, wire::MutByteSpan out) {
+  constexpr const Row<T>& r = Layout<T>::kRows[I];
+  if constexpr (r.access.is_integer()) {
+    wire::set_bits(out.data(), r.field.bit_offset, r.field.bit_width, r.access.get(t));
+  } else if constexpr (r.access.is_bytes()) {
+    r.access.get_bytes(t, out.subspan(r.field.first_byte(), r.field.bit_width / 8));
+  }
+}
+
+}  // namespace detail
+
 template <class T>
 wire::Parsed<T> decode(wire::ByteSpan in) {
   static_assert(layout_is_sound<T>());
   if (auto e = wire::check_length(in, Layout<T>::kName, layout_fields<T>, wire_size<T>)) return *e;
   T t{};
-  for (const Row<T>& r : Layout<T>::kRows) {
-    if (r.access.is_integer()) {
-      const uint64_t v = wire::get(in, r.field);
-      if (!r.legal.allows(v)) return wire::illegal(Layout<T>::kName, r.field, v);
-      r.access.set(t, v);
-    } else if (r.access.is_bytes()) {
-      r.access.set_bytes(t, in.subspan(r.field.first_byte(), r.field.bit_width / 8));
-    }
-  }
+  std::optional<wire::ParseError> error;
+  const bool ok = [&]<size_t... I>(std::index_sequence<I...>) {
+    return (detail::decode_row<T, I>(in, t, error) && ...);
+  }(std::make_index_sequence<detail::kRowCount<T>>());
+  if (!ok) return *error;
   if constexpr (detail::HasCheck<T>) {
     if (auto e = Layout<T>::check(t)) return *e;
   }
@@ -144,13 +177,9 @@ void encode(const T& t, wire::MutByteSpan out) {
   static_assert(layout_is_sound<T>());
   SOFTIB_ASSERT(out.size() >= wire_size<T>);
   std::fill_n(out.begin(), wire_size<T>, uint8_t{0});
-  for (const Row<T>& r : Layout<T>::kRows) {
-    if (r.access.is_integer()) {
-      wire::set(out, r.field, r.access.get(t));
-    } else if (r.access.is_bytes()) {
-      r.access.get_bytes(t, out.subspan(r.field.first_byte(), r.field.bit_width / 8));
-    }
-  }
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    (detail::encode_row<T, I>(t, out), ...);
+  }(std::make_index_sequence<detail::kRowCount<T>>());
 }
 
 template <class T>

@@ -1,15 +1,11 @@
 #include "sm/guid2lid.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/file.hpp"
 #include "base/format.hpp"
 
 namespace softib::sm {
@@ -79,14 +75,12 @@ Guid2Lid Guid2Lid::parse(std::string_view text, std::string_view name, std::vect
 }
 
 Result<Guid2Lid> Guid2Lid::load(const std::string& path, std::vector<std::string>* warnings) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (errno == ENOENT) return Guid2Lid{};
-    return Status::from_errno(errno, fmt::format("cannot read \"{}\"", path));
+  auto text = read_file(path, "guid2lid file");
+  if (!text) {
+    if (text.error().code() == Code::kNotFound) return Guid2Lid{};
+    return text.error();
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path, warnings);
+  return parse(*text, path, warnings);
 }
 
 std::optional<LidRange> Guid2Lid::get(Guid port_guid) const {
@@ -102,25 +96,6 @@ std::string Guid2Lid::to_text() const {
   return out;
 }
 
-Result<void> Guid2Lid::save(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::from_errno(errno, fmt::format("cannot write \"{}\"", tmp));
-  const std::string text = to_text();
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return Status::from_errno(err, fmt::format("writing \"{}\"", tmp));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) return Status::from_errno(errno, fmt::format("flushing \"{}\"", tmp));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return Status::from_errno(errno, fmt::format("renaming to \"{}\"", path));
-  return {};
-}
+Result<void> Guid2Lid::save(const std::string& path) const { return write_file_atomic(path, to_text()); }
 
 }  // namespace softib::sm

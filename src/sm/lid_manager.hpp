@@ -3,7 +3,8 @@
 //   1. the range the guid2lid file remembers for its GUID (stable across SM restarts),
 //   2. the LIDs the port already has (pre-set LIDs honoured) unless reassign_lids,
 //   3. the lowest free aligned range, avoiding ranges guid2lid keeps for absent ports.
-// Two ports claiming one range: the first in discovery order keeps it, the other moves.
+// Two ports claiming one range: the first in request order keeps it, the other moves. The SM
+// asks in OpenSM's order (its own port, then port GUIDs in OpenSM's map order).
 #pragma once
 
 #include <cstdint>

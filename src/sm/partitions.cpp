@@ -3,12 +3,11 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "base/file.hpp"
 #include "base/format.hpp"
 
 namespace softib::sm {
@@ -397,11 +396,9 @@ Result<PartitionConfig> parse_partitions(std::string_view text, std::string_view
 }
 
 Result<PartitionConfig> read_partitions_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kNotFound, fmt::format("cannot open partition file \"{}\"", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_partitions(text.str(), path);
+  auto text = read_file(path, "partition file");
+  if (!text) return text.error();
+  return parse_partitions(*text, path);
 }
 
 PartitionConfig default_partitions() {

@@ -1,6 +1,7 @@
 #include "sm/routing_check.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -164,6 +165,98 @@ uint64_t max_link_load(const RoutingGraph& g, const RoutingTables& tables,
     }
   }
   return worst;
+}
+
+std::optional<uint64_t> layered_ideal_max_load(const RoutingGraph& g) {
+  const size_t n = g.switch_count();
+  std::vector<uint64_t> cas_at(n, 0);
+  uint64_t total = 0;
+  for (const Endpoint& ep : g.endpoints())
+    if (ep.is_ca()) {
+      ++cas_at[ep.sw];
+      ++total;
+    }
+  if (total == 0) return std::nullopt;
+  // Rank: breadth-first distance from the nearest leaf.
+  constexpr uint32_t kUnranked = 0xFFFFFFFF;
+  std::vector<uint32_t> rank(n, kUnranked);
+  std::vector<SwitchIndex> order;
+  std::vector<uint32_t> leaf_bit(n, kUnranked);
+  for (SwitchIndex s = 0; s < n; ++s)
+    if (cas_at[s]) {
+      rank[s] = 0;
+      leaf_bit[s] = static_cast<uint32_t>(order.size());
+      order.push_back(s);
+    }
+  const size_t leaves = order.size();
+  for (size_t head = 0; head < order.size(); ++head)
+    for (const SwitchLink& l : g.links(order[head]))
+      if (rank[l.neighbor] == kUnranked) {
+        rank[l.neighbor] = rank[order[head]] + 1;
+        order.push_back(l.neighbor);
+      }
+  for (SwitchIndex s = 0; s < n; ++s)
+    for (const SwitchLink& l : g.links(s))
+      if (rank[l.neighbor] == rank[s]) return std::nullopt;  // not layered
+  // Subtree of each switch as a bitset over leaves, built rank by rank (BFS order).
+  const size_t words = (leaves + 63) / 64;
+  std::vector<uint64_t> below(n * words, 0);
+  for (SwitchIndex s : order) {
+    uint64_t* mine = &below[s * words];
+    if (leaf_bit[s] != kUnranked) mine[leaf_bit[s] / 64] |= uint64_t{1} << (leaf_bit[s] % 64);
+    for (const SwitchLink& l : g.links(s))
+      if (rank[l.neighbor] + 1 == rank[s]) {
+        const uint64_t* child = &below[l.neighbor * words];
+        for (size_t w = 0; w < words; ++w) mine[w] |= child[w];
+      }
+  }
+  struct Group {
+    uint64_t cas = 0;
+    uint64_t uplinks = 0;
+  };
+  std::map<std::pair<uint32_t, std::vector<uint64_t>>, Group> groups;
+  for (SwitchIndex s = 0; s < n; ++s) {
+    uint64_t up = 0;
+    for (const SwitchLink& l : g.links(s)) up += rank[l.neighbor] == rank[s] + 1;
+    if (up == 0) continue;
+    std::vector<uint64_t> key(below.begin() + static_cast<ptrdiff_t>(s * words),
+                              below.begin() + static_cast<ptrdiff_t>((s + 1) * words));
+    Group& grp = groups[{rank[s], std::move(key)}];
+    if (grp.uplinks == 0) {
+      for (size_t b = 0; b < leaves; ++b)
+        if (below[s * words + b / 64] >> (b % 64) & 1) grp.cas += cas_at[order[b]];
+    }
+    grp.uplinks += up;
+  }
+  uint64_t ideal = 0;
+  for (const auto& [key, grp] : groups) {
+    const uint64_t flows = grp.cas * (total - grp.cas);
+    ideal = std::max(ideal, (flows + grp.uplinks - 1) / grp.uplinks);
+  }
+  return ideal;
+}
+
+ShiftContention shift_contention(const RoutingGraph& g, const RoutingTables& tables, size_t all_up_to,
+                                 size_t samples) {
+  std::vector<uint32_t> cas;
+  for (uint32_t e = 0; e < g.endpoints().size(); ++e)
+    if (g.endpoints()[e].is_ca()) cas.push_back(e);
+  ShiftContention out;
+  const size_t n = cas.size();
+  if (n < 2) return out;
+  std::vector<size_t> shifts;
+  if (n - 1 <= all_up_to || samples == 0) {
+    for (size_t k = 1; k < n; ++k) shifts.push_back(k);
+  } else {
+    for (size_t i = 0; i < samples; ++i) shifts.push_back(1 + i * (n - 1) / samples);
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> flows(n);
+  for (size_t k : shifts) {
+    for (size_t i = 0; i < n; ++i) flows[i] = {cas[i], cas[(i + k) % n]};
+    out.worst = std::max(out.worst, max_link_load(g, tables, flows));
+    ++out.shifts_tried;
+  }
+  return out;
 }
 
 }  // namespace softib::sm

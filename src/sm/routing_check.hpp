@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,5 +43,24 @@ LinkLoadStats all_to_all_load(const RoutingGraph& graph, const RoutingTables& ta
 // e.g. one cyclic shift. Returns the largest number of flows sharing a directed link.
 uint64_t max_link_load(const RoutingGraph& graph, const RoutingTables& tables,
                        const std::vector<std::pair<uint32_t, uint32_t>>& flows);
+
+// The least possible all-to-all load of the busiest link on a layered fabric (a fat tree):
+// switches ranked by distance from the leaves (switches with CAs); at each rank, switches
+// whose subtrees hold the same CAs form a group, and the D x (N - D) flows between the
+// group's D CAs and the rest must cross the group's uplinks, so some link carries at least
+// ceil(D (N - D) / uplinks) in each direction. The maximum over groups is what an ideal
+// router reaches. nullopt when the fabric is not layered (a link joins switches of equal
+// rank, as in tori) or has no CA.
+std::optional<uint64_t> layered_ideal_max_load(const RoutingGraph& graph);
+
+// Cyclic shifts among CA endpoints (in endpoint order): flows i -> (i + k) mod N. Returns
+// the worst max_link_load over the shifts tried: all N-1 when N <= all_up_to, else `samples`
+// shifts spread evenly. 1 means every shift tried is contention-free.
+struct ShiftContention {
+  uint64_t worst = 0;
+  uint32_t shifts_tried = 0;
+};
+ShiftContention shift_contention(const RoutingGraph& graph, const RoutingTables& tables,
+                                 size_t all_up_to = 2048, size_t samples = 64);
 
 }  // namespace softib::sm

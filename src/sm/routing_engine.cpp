@@ -1,6 +1,7 @@
 #include "sm/routing_engine.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/log.hpp"
 #include "sm/routing_engines.hpp"
@@ -25,6 +26,20 @@ std::unique_ptr<RoutingEngine> make_engine(std::string_view name) {
 
 std::vector<std::string_view> engine_names() { return {"auto", "ftree", "dor", "updn", "minhop"}; }
 
+bool is_opensm_only_engine(std::string_view name) {
+  for (std::string_view n : {"dnup", "file", "lash", "torus-2QoS", "nue", "dfsssp", "sssp", "chain"})
+    if (n == name) return true;
+  return false;
+}
+
+Result<void> check_engine_chain(std::span<const std::string> chain) {
+  for (const std::string& name : chain)
+    if (!make_engine(name) && !is_opensm_only_engine(name))
+      return Status(Code::kInvalidArgument, fmt::format("unknown routing engine \"{}\" (known: {})", name,
+                                                        fmt::join(engine_names(), ", ")));
+  return {};
+}
+
 Result<RoutingOutcome> route_with_fallback(const RoutingGraph& graph, std::span<const std::string> chain) {
   std::vector<std::string> names(chain.begin(), chain.end());
   if (names.empty() || names.back() != "minhop") names.emplace_back("minhop");
@@ -32,9 +47,13 @@ Result<RoutingOutcome> route_with_fallback(const RoutingGraph& graph, std::span<
   Status last;
   for (const std::string& name : names) {
     auto engine = make_engine(name);
-    if (!engine)
-      return Status(Code::kInvalidArgument,
-                    fmt::format("unknown routing engine \"{}\" (known: auto, ftree, dor, updn, minhop)", name));
+    if (!engine) {
+      if (!is_opensm_only_engine(name)) SOFTIB_TRY(check_engine_chain(std::span(&name, 1)));
+      // An OpenSM engine softib does not have: reported and skipped like a failed one.
+      out.attempts.push_back(fmt::format("{}: an OpenSM engine softib does not implement", name));
+      log(LogLevel::kWarn, "sm", "routing engine {} is not implemented by softib; trying the next", name);
+      continue;
+    }
     auto tables = engine->route(graph);
     if (tables.ok()) {
       out.attempts.push_back(fmt::format("{}: ok", tables->engine));

@@ -49,6 +49,11 @@ class RoutingEngine {
 // Registered names: "minhop", "updn", "ftree", "dor", and "auto" (picks by topology).
 std::unique_ptr<RoutingEngine> make_engine(std::string_view name);
 std::vector<std::string_view> engine_names();
+// OpenSM 3.3.23's engines that softib does not implement (lash, dfsssp, nue, ...): accepted
+// in a chain, reported as skipped, never an error.
+bool is_opensm_only_engine(std::string_view name);
+// Errors: InvalidArgument naming the first name that is neither softib's nor OpenSM's.
+Result<void> check_engine_chain(std::span<const std::string> chain);
 
 struct RoutingOutcome {
   RoutingTables tables;

@@ -2,12 +2,12 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "sm/routing_engine.hpp"
+#include "base/file.hpp"
 namespace softib::sm {
 
 namespace {
@@ -25,15 +25,15 @@ std::optional<uint64_t> number(std::string_view s) {
 
 using Setter = std::function<Result<void>(SmConfig&, std::string_view)>;
 
-Status bad(std::string_view name, std::string_view value, std::string_view want) {
-  return Status(Code::kInvalidArgument, fmt::format("{} {}: {}", name, value, want));
+Status bad(std::string_view value, std::string_view want) {
+  return Status(Code::kInvalidArgument, fmt::format("\"{}\": {}", value, want));
 }
 
 template <class T>
 Setter integer(T SmConfig::*field, uint64_t min, uint64_t max) {
   return [=](SmConfig& c, std::string_view v) -> Result<void> {
     auto n = number(v);
-    if (!n || *n < min || *n > max) return bad("", v, fmt::format("want a number {}..{}", min, max));
+    if (!n || *n < min || *n > max) return bad(v, fmt::format("want a number {}..{}", min, max));
     c.*field = static_cast<T>(*n);
     return {};
   };
@@ -46,7 +46,7 @@ Setter boolean(bool SmConfig::*field) {
     } else if (v == "FALSE" || v == "false" || v == "0") {
       c.*field = false;
     } else {
-      return bad("", v, "want TRUE or FALSE");
+      return bad(v, "want TRUE or FALSE");
     }
     return {};
   };
@@ -63,7 +63,7 @@ const std::vector<std::pair<std::string_view, Setter>>& setters() {
   static const std::vector<std::pair<std::string_view, Setter>> table = {
       {"guid", [](SmConfig& c, std::string_view v) -> Result<void> {
          auto n = number(v);
-         if (!n) return bad("", v, "want a port GUID");
+         if (!n) return bad(v, "want a port GUID");
          c.guid = Guid(*n);
          return {};
        }},
@@ -77,7 +77,7 @@ const std::vector<std::pair<std::string_view, Setter>>& setters() {
            v = comma == std::string_view::npos ? std::string_view{} : v.substr(comma + 1);
          }
          if (c.routing_engine.empty() || c.routing_engine.front() == "(null)") c.routing_engine = {"auto"};
-         return {};
+         return check_engine_chain(c.routing_engine);
        }},
       {"lmc", integer(&SmConfig::lmc, 0, 7)},
       {"lmc_esp0", boolean(&SmConfig::lmc_esp0)},
@@ -147,7 +147,7 @@ Result<void> set_sm_option(SmConfig& config, std::string_view name, std::string_
   for (const auto& [option, setter] : setters()) {
     if (option != name) continue;
     auto r = setter(config, value);
-    if (!r) return Status(Code::kInvalidArgument, fmt::format("{} {}", name, r.error().message()));
+    if (!r) return Status(Code::kInvalidArgument, fmt::format("{}: {}", name, r.error().message()));
     return {};
   }
   return Status(Code::kInvalidArgument, fmt::format("unknown option \"{}\"", name));
@@ -182,11 +182,9 @@ Result<ConfigFile> parse_sm_config(std::string_view text, std::string_view name,
 }
 
 Result<ConfigFile> read_sm_config(const std::string& path, SmConfig base) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kNotFound, fmt::format("cannot open config file \"{}\"", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_sm_config(text.str(), path, std::move(base));
+  auto text = read_file(path, "config file");
+  if (!text) return text.error();
+  return parse_sm_config(*text, path, std::move(base));
 }
 
 }  // namespace softib::sm

@@ -22,7 +22,7 @@ struct SmNode {
   mad::NodeInfo info;
   mad::SwitchInfo sw;                 // switches
   mad::DrPath path;                   // how the SM reaches the node (a switch, or a CA's first port)
-  std::vector<mad::DrPath> port_path; // CAs: the route to each port (ports reach only themselves)
+  std::vector<mad::DrPath> port_path; // multi-port CAs: the route to each port (empty: use path)
   std::vector<mad::PortInfo> ports;   // 0..num_ports, as last read (and as set since)
   std::vector<uint8_t> port_read;     // 1 when ports[p] holds a read value
 };

@@ -85,6 +85,7 @@ void SubnetManager::send_dr(const mad::DrPath& path, mad::Method method, uint16_
 }
 
 void SubnetManager::begin_heavy_sweep() {
+  transactions_.cancel_pending();  // nothing of an earlier sweep may outlive its Subnet
   subnet_ = std::make_unique<Subnet>();
   report_ = SweepReport{};
   report_.heavy = true;

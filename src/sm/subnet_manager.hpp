@@ -60,6 +60,7 @@ class SubnetManager {
   bool sweeping() const;
   const Subnet& subnet() const { return *subnet_; }
   const RoutingTables* routing() const { return tables_ ? &*tables_ : nullptr; }
+  const RoutingGraph* routing_graph() const { return graph_.get(); }
   const SweepReport& last_sweep() const { return report_; }
   uint64_t mads_sent() const { return transactions_.sent(); }
   const SmConfig& config() const { return config_; }
@@ -89,6 +90,10 @@ class SubnetManager {
   void program_switches();
   void configure_ports();
   void set_port_states(mad::PortState from, mad::PortState to, Op op);
+  // A pass over every (node, port): visit(n, p) sends at most one request and says whether
+  // it did.
+  template <class Visit>
+  void port_pass(Visit visit);
   void configured(const Transactions::Context& c, const mad::DrSmp& smp);
 
   void send_dr(const mad::DrPath& path, mad::Method method, uint16_t attribute, uint32_t modifier,

@@ -55,7 +55,7 @@ void SubnetManager::discover(const Transactions::Context& c, const mad::DrSmp& s
         s.self_port = sw ? 0 : in;
       }
       if (!sw) {
-        node.port_path[in] = path;
+        if (!node.port_path.empty()) node.port_path[in] = path;
         s.topo.port({n, in}).guid = ni->port_guid;
       } else if (fresh) {
         for (uint8_t p = 0; p <= node.info.num_ports; ++p) s.topo.port({n, p}).guid = ni->port_guid;

@@ -54,10 +54,28 @@ void Transactions::transmit(Slot& slot) {
   (void)port_.send(slot.request);
 }
 
+void Transactions::add_source(Source source) {
+  sources_.push_back(std::move(source));
+  fill_window();
+}
+
+void Transactions::cancel_pending() {
+  sources_.clear();
+  while (!waiting_.empty()) (void)waiting_.pop();
+}
+
 void Transactions::fill_window() {
-  while (!waiting_.empty() && in_flight_ < window_) {
-    Waiting w = waiting_.pop();
-    launch(w.request, w.context);
+  while (in_flight_ < window_) {
+    if (!waiting_.empty()) {
+      Waiting w = waiting_.pop();
+      launch(w.request, w.context);
+      continue;
+    }
+    if (sources_.empty() || in_source_) return;
+    in_source_ = true;
+    const bool more = sources_.front()();
+    in_source_ = false;
+    if (!more) sources_.pop_front();
   }
 }
 

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -36,6 +38,15 @@ class Transactions {
   // Sends `request` (its TID field is overwritten) now if the window allows, else when a slot
   // frees up.
   void submit(const Mad& request, Context context);
+
+  // A producer of requests, asked for more whenever the window has room and nothing waits:
+  // it submits one or more requests and returns true, or returns false when it has none left
+  // (it is then dropped). Sources run one after another in the order added. A pass over
+  // a million LFT blocks so holds a cursor, not a million queued MADs.
+  using Source = std::function<bool()>;
+  void add_source(Source source);
+  // Drops every source and every request not yet on the wire (a sweep abandoned).
+  void cancel_pending();
   // The response with this TID arrived: its context, or nullopt for a TID we do not wait for
   // (a duplicate, or a response after the last retry timed out).
   std::optional<Context> complete(uint64_t tid);
@@ -44,7 +55,7 @@ class Transactions {
 
   size_t outstanding() const { return in_flight_; }
   size_t queued() const { return waiting_.size(); }
-  bool idle() const { return in_flight_ == 0 && waiting_.empty(); }
+  bool idle() const { return in_flight_ == 0 && waiting_.empty() && sources_.empty(); }
   // The earliest pending timeout. Drops answered entries from the front as it goes, so it
   // costs O(1) amortised.
   std::optional<TimePoint> next_deadline();
@@ -80,6 +91,8 @@ class Transactions {
   std::vector<Slot> slots_;  // power-of-two size, several times the window
   size_t in_flight_ = 0;
   RingQueue<Waiting> waiting_;
+  std::deque<Source> sources_;
+  bool in_source_ = false;  // a source is running (its submits must not re-enter it)
   RingQueue<std::pair<TimePoint, uint64_t>> deadlines_;  // transmissions in time order
   uint64_t sent_ = 0, retried_ = 0, timed_out_ = 0;
 };

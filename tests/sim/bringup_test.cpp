@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "fabric/audit.hpp"
 #include "fabric/generators.hpp"
 #include "fabric/net_reader.hpp"
 #include "fabric_checks.hpp"
@@ -137,6 +138,34 @@ TEST(BringUp, LinkFailureTrapLeadsToRerouting) {
   EXPECT_EQ(r.links, t.link_count() - 1);
   EXPECT_GT(r.lft_blocks_set, 0u);
   EXPECT_LT(r.lft_blocks_set, 4u * 2) << "only the blocks that changed";
+}
+
+TEST(BringUp, AuditAgreesWithTheHopByHopOracleAndCatchesBrokenState) {
+  auto s = up(load("ft2-16.net"));
+  ASSERT_TRUE(s);
+  const auto& t = s->fabric().topology();
+  const size_t cas = t.count(fabric::NodeType::kCa), switches = t.count(fabric::NodeType::kSwitch);
+  fabric::FabricAudit a = fabric::audit_fabric(s->fabric());
+  EXPECT_TRUE(a.ok()) << (a.problems.empty() ? "" : a.problems.front());
+  EXPECT_EQ(a.cabled_ports, 2 * t.link_count());
+  EXPECT_EQ(a.end_ports, cas + switches);
+  EXPECT_EQ(a.routes, cas * (cas + switches - 1));
+  EXPECT_EQ(a.delivered, a.routes);
+  EXPECT_EQ(a.max_switch_hops, 2u);  // leaf - spine - leaf
+
+  // A cable goes down and nobody re-routes yet: its ends are not Active and the routes over
+  // it are lost.
+  ASSERT_TRUE(s->fabric().set_link_up({*t.find("S-L0001"), 9}, false).ok());
+  a = fabric::audit_fabric(s->fabric());
+  EXPECT_FALSE(a.ok());
+  EXPECT_EQ(a.active_ports, a.cabled_ports - 2);
+  EXPECT_LT(a.delivered, a.routes);
+  EXPECT_FALSE(a.problems.empty());
+  // The SM hears the trap and routes around it.
+  s->run_for(std::chrono::seconds(1));
+  a = fabric::audit_fabric(s->fabric());
+  EXPECT_EQ(a.delivered, a.routes);
+  EXPECT_EQ(a.active_ports, a.cabled_ports - 2);
 }
 
 TEST(BringUp, LossyLinksAreRetriedToTheSameResult) {

@@ -145,6 +145,7 @@ TEST(Routing, FtreeLoadsEveryLinkWithExactlyTheIdealShare) {
     const RoutingGraph g = graph(t);
     const LinkLoadStats ftree = all_to_all_load(g, route(g, "ftree"));
     EXPECT_EQ(ftree.max_load, c.ideal);
+    EXPECT_EQ(layered_ideal_max_load(g), std::optional<uint64_t>(c.ideal));
     const LinkLoadStats minhop = all_to_all_load(g, route(g, "minhop"));
     EXPECT_GE(minhop.max_load, ftree.max_load);
   }
@@ -163,6 +164,22 @@ TEST(Routing, FtreeThreeLevelPerLevelIdeal) {
       EXPECT_EQ(st.load[s][k], core_level ? 112u : 124u) << id << " -> " << peer_id;
     }
   }
+}
+
+TEST(Routing, LayeredIdealIsUndefinedOnTori) {
+  const Topology t = make("torus:4x4");
+  EXPECT_EQ(layered_ideal_max_load(graph(t)), std::nullopt);
+}
+
+TEST(Routing, ShiftContentionFindsMinhopContentionOnThreeLevelTrees) {
+  const Topology t = make("ft3:radix=8");
+  const RoutingGraph g = graph(t);
+  const ShiftContention ftree = shift_contention(g, route(g, "ftree"));
+  EXPECT_EQ(ftree.shifts_tried, 127u);
+  EXPECT_EQ(ftree.worst, 1u);
+  EXPECT_GT(shift_contention(g, route(g, "minhop")).worst, 1u);
+  const ShiftContention sampled = shift_contention(g, route(g, "ftree"), 16, 8);
+  EXPECT_EQ(sampled.shifts_tried, 8u);
 }
 
 TEST(Routing, FtreeShiftPermutationsAreContentionFree) {
