@@ -41,7 +41,9 @@ FabricAudit audit_fabric(const Fabric& f, size_t max_problems) {
           problem(fmt::format("{} port {} is not Active", t.node(n).id, p));
         }
       }
-      if (!(sw ? p == 0 : cabled)) continue;
+      // Destinations: switch port 0 and Active CA ports (a host whose link is down keeps its
+      // LID but cannot be reached; its port is already counted as not Active).
+      if (!(sw ? p == 0 : cabled && pi.port_state == mad::PortState::kActive)) continue;
       ++a.end_ports;
       if (!pi.lid.is_unicast()) {
         ++a.end_ports_without_lid;

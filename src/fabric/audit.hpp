@@ -14,7 +14,7 @@ namespace softib::fabric {
 struct FabricAudit {
   size_t cabled_ports = 0;    // external ports with a cable
   size_t active_ports = 0;    // ... whose PortState is Active
-  size_t end_ports = 0;       // CA/router ports with a cable, switch port 0s
+  size_t end_ports = 0;       // Active CA/router ports, switch port 0s: the destinations
   size_t lids = 0;            // unicast LIDs held by end ports (LMC ranges counted whole)
   size_t lid_conflicts = 0;   // LIDs held by two ports, or ranges not LMC-aligned
   size_t end_ports_without_lid = 0;

@@ -12,9 +12,10 @@
 // Switches the pattern gives no route to a target (one top switch to another) take a plain
 // shortest-path hop. Anything not layered like a fat tree is Unsupported.
 //
-// Cost: per target switch, its ancestors and who can climb to them (bit rows, O(S + E));
-// then each switch's LFT row is filled in one sequential pass, deciding per (switch,
-// target) pair once and per LID only the D-mod-k index.
+// Cost: ancestors and reach of every target switch, 64 targets per pass over the switch
+// graph (O((S + E) S / 64) bit operations); then each switch's LFT row is filled in one
+// sequential pass, deciding per (switch, target) pair once and per LID only the D-mod-k
+// index.
 #include <algorithm>
 #include <map>
 
@@ -33,7 +34,7 @@ class BitRows {
     words_ = (cols + 63) / 64;
     bits_.assign(rows * words_, 0);
   }
-  void set(size_t r, size_t c) { bits_[r * words_ + c / 64] |= uint64_t{1} << (c % 64); }
+  void set_word(size_t r, size_t word, uint64_t bits) { bits_[r * words_ + word] = bits; }
   bool test(size_t r, size_t c) const { return (bits_[r * words_ + c / 64] >> (c % 64)) & 1; }
 
  private:
@@ -144,55 +145,68 @@ class FatTreeRouting final : public RoutingEngine {
     for (SwitchIndex t = 0; t < g.switch_count(); ++t)
       for (uint32_t e : g.endpoints_at(t)) index_[e] = g.endpoints()[e].is_ca() ? next++ : t;
     lmc_stride_ = cas + 1;
+    // Every LID of every target, flat and in fill order, so that filling a row streams
+    // through one array instead of chasing endpoints.
+    target_begin_.assign(g.switch_count() + 1, 0);
+    target_lids_.clear();
+    for (SwitchIndex t = 0; t < g.switch_count(); ++t) {
+      target_begin_[t] = static_cast<uint32_t>(target_lids_.size());
+      for (uint32_t e : g.endpoints_at(t)) {
+        const Endpoint& ep = g.endpoints()[e];
+        for (uint32_t j = 0; j < (1u << ep.lmc); ++j)
+          target_lids_.push_back({index_[e] + j * lmc_stride_, static_cast<uint16_t>(ep.base.value() + j), ep.port});
+      }
+    }
+    target_begin_[g.switch_count()] = static_cast<uint32_t>(target_lids_.size());
   }
 
   // For every target switch t: ancestors (t is reached from them going down only), reach
   // (able to climb to an ancestor), and a plain shortest-path hop for switches that can do
   // neither. Only switch LIDs (and damaged trees) need the latter.
+  //
+  // Bit-parallel over targets: one pass over the switches handles 64 targets at once, a word
+  // per switch whose bit j says "ancestor of (reaches) target t0 + j". Ancestors flow up rank
+  // by rank, reach flows down: O((S + E) * S / 64) instead of O((S + E) * S).
   void mark_all_targets(const RoutingGraph& g) {
     const size_t n = g.switch_count();
     ancestor_.reset(n, n);
     reach_.reset(n, n);
     all_reach_.assign(n, 0);
     fallback_.assign(n, {});
-    std::vector<uint8_t> anc(n), reach(n);
-    std::vector<SwitchIndex> stack;
-    for (SwitchIndex t = 0; t < n; ++t) {
+    std::vector<uint64_t> anc(n), reach(n);
+    for (SwitchIndex t0 = 0; t0 < n; t0 += 64) {
+      const size_t block = t0 / 64;
       std::fill(anc.begin(), anc.end(), 0);
-      anc[t] = 1;
-      stack.assign(1, t);
-      while (!stack.empty()) {
-        const SwitchIndex s = stack.back();
-        stack.pop_back();
-        for (const SwitchLink& l : up_[s])
-          if (!anc[l.neighbor]) {
-            anc[l.neighbor] = 1;
-            stack.push_back(l.neighbor);
-          }
-      }
-      bool all = true;
+      for (SwitchIndex t = t0; t < n && t < t0 + 64; ++t) anc[t] |= uint64_t{1} << (t - t0);
+      for (int r = 0; r < levels_; ++r)
+        for (SwitchIndex s : by_rank_[static_cast<size_t>(r)])
+          if (anc[s])
+            for (const SwitchLink& l : up_[s]) anc[l.neighbor] |= anc[s];
+      uint64_t all = ~uint64_t{0};
       for (int r = levels_ - 1; r >= 0; --r)
         for (SwitchIndex s : by_rank_[static_cast<size_t>(r)]) {
-          bool ok = anc[s] != 0;
-          for (size_t k = 0; !ok && k < up_[s].size(); ++k) ok = reach[up_[s][k].neighbor] != 0;
-          reach[s] = ok;
-          all = all && ok;
+          uint64_t bits = anc[s];
+          for (const SwitchLink& l : up_[s]) bits |= reach[l.neighbor];
+          reach[s] = bits;
+          all &= bits;
         }
       for (SwitchIndex s = 0; s < n; ++s) {
-        if (anc[s]) ancestor_.set(t, s);
-        if (reach[s]) reach_.set(t, s);
+        ancestor_.set_word(s, block, anc[s]);
+        reach_.set_word(s, block, reach[s]);
       }
-      all_reach_[t] = all ? 1 : 0;
-      if (all) continue;
+      for (SwitchIndex t = t0; t < n && t < t0 + 64; ++t) all_reach_[t] = (all >> (t - t0)) & 1;
+    }
+    std::vector<uint8_t> dist;
+    for (SwitchIndex t = 0; t < n; ++t) {
+      if (all_reach_[t]) continue;
       // Switches the pattern leaves without a route to t (one top switch to another, or
       // cut off by failures) take a plain shortest-path hop. Pattern routes never pass
       // through such a switch, and each of these hops shortens the distance: no loops.
-      std::vector<uint8_t> dist;
       switch_distances(g, t, dist);
       auto& fb = fallback_[t];
       fb.assign(n, kDropPort);
       for (SwitchIndex s = 0; s < n; ++s) {
-        if (reach[s] || s == t || dist[s] == 0xFF) continue;
+        if (reach_.test(s, t) || s == t || dist[s] == 0xFF) continue;
         for (const SwitchLink& l : g.links(s))
           if (dist[l.neighbor] + 1 == dist[s]) {
             fb[s] = l.port;
@@ -226,24 +240,23 @@ class FatTreeRouting final : public RoutingEngine {
     std::vector<const SwitchLink*> down_candidates;
     std::vector<PortNum> filtered;
     for (SwitchIndex t = 0; t < g.switch_count(); ++t) {
-      const auto endpoints = g.endpoints_at(t);
-      if (endpoints.empty()) continue;
+      if (target_begin_[t] == target_begin_[t + 1]) continue;  // no endpoint here
       enum { kSelf, kDown, kClimb, kClimbFiltered, kFallback, kNone } how;
       if (s == t) {
         how = kSelf;
-      } else if (ancestor_.test(t, s)) {
+      } else if (ancestor_.test(s, t)) {
         how = kDown;
         // Cables to children that are t or its ancestors; the one the child would climb
         // on for d mirrors the up path, so parallel cables share the load.
         down_candidates.clear();
         for (const SwitchLink& l : down_[s])
-          if (ancestor_.test(t, l.neighbor)) down_candidates.push_back(&l);
-      } else if (reach_.test(t, s)) {
+          if (ancestor_.test(l.neighbor, t)) down_candidates.push_back(&l);
+      } else if (reach_.test(s, t)) {
         how = kClimb;
         if (!all_reach_[t]) {  // some up-links may lead nowhere: climb only where t is reached
           filtered.clear();
           for (const SwitchLink& l : up)
-            if (reach_.test(t, l.neighbor)) filtered.push_back(l.port);
+            if (reach_.test(l.neighbor, t)) filtered.push_back(l.port);
           if (filtered.size() != up.size()) how = kClimbFiltered;
         }
       } else if (!fallback_[t].empty() && fallback_[t][s] != kDropPort) {
@@ -251,25 +264,31 @@ class FatTreeRouting final : public RoutingEngine {
       } else {
         how = kNone;
       }
-      for (uint32_t e : endpoints) {
-        const Endpoint& ep = g.endpoints()[e];
-        const uint32_t lids = 1u << ep.lmc;
-        for (uint32_t j = 0; j < lids; ++j) {
-          const uint64_t d = index_[e] + j * lmc_stride_;
-          PortNum port = kDropPort;
-          switch (how) {
-            case kSelf: port = ep.port; break;
-            case kDown: port = down_port(down_candidates, s, d); break;
-            case kClimb: port = up[full_choice(d)].port; break;
-            case kClimbFiltered: port = filtered[choice(s, d, filtered.size())]; break;
-            case kFallback:
-              port = fallback_[t][s];
-              ++fallback_routes;
-              break;
-            case kNone: break;
+      const TargetLid* const first = target_lids_.data() + target_begin_[t];
+      const TargetLid* const last = target_lids_.data() + target_begin_[t + 1];
+      switch (how) {
+        case kSelf:
+          for (const TargetLid* x = first; x != last; ++x) row[x->lid] = x->own_port;
+          break;
+        case kDown:
+          if (down_candidates.size() == 1) {
+            for (const TargetLid* x = first; x != last; ++x) row[x->lid] = down_candidates.front()->port;
+          } else {
+            for (const TargetLid* x = first; x != last; ++x) row[x->lid] = down_port(down_candidates, s, x->d);
           }
-          row[ep.base.value() + j] = port;
-        }
+          break;
+        case kClimb:
+          for (const TargetLid* x = first; x != last; ++x) row[x->lid] = up[full_choice(x->d)].port;
+          break;
+        case kClimbFiltered:
+          for (const TargetLid* x = first; x != last; ++x) row[x->lid] = filtered[choice(s, x->d, filtered.size())];
+          break;
+        case kFallback:
+          for (const TargetLid* x = first; x != last; ++x) row[x->lid] = fallback_[t][s];
+          fallback_routes += static_cast<uint64_t>(last - first);
+          break;
+        case kNone:
+          break;
       }
     }
   }
@@ -292,8 +311,15 @@ class FatTreeRouting final : public RoutingEngine {
   std::vector<size_t> up_degree_;
   std::vector<uint64_t> divisor_;
   std::vector<uint64_t> index_;
+  struct TargetLid {
+    uint64_t d;        // D-mod-k index
+    uint16_t lid;
+    PortNum own_port;  // at the target switch: the endpoint's port (0 for the switch)
+  };
+  std::vector<TargetLid> target_lids_;   // by target switch, in fill order
+  std::vector<uint32_t> target_begin_;   // target t's LIDs: [begin[t], begin[t + 1])
   uint64_t lmc_stride_ = 1;
-  BitRows ancestor_, reach_;
+  BitRows ancestor_, reach_;  // [switch][target]: is an ancestor of / can climb to target
   std::vector<uint8_t> all_reach_;              // by target: every switch can climb to it
   std::vector<std::vector<PortNum>> fallback_;  // by target, when not all_reach_: shortest-path hops
   int levels_ = 0;

@@ -62,6 +62,8 @@ void SubnetManager::poll() {
       } else {
         begin_light_sweep();
       }
+    } else if (targeted_wanted_) {
+      begin_targeted_sweep();
     } else if (next_sweep_ && clock_.now() >= *next_sweep_) {
       begin_light_sweep();
     }
@@ -87,6 +89,8 @@ void SubnetManager::send_dr(const mad::DrPath& path, mad::Method method, uint16_
 void SubnetManager::begin_heavy_sweep() {
   transactions_.cancel_pending();  // nothing of an earlier sweep may outlive its Subnet
   subnet_ = std::make_unique<Subnet>();
+  dirty_.clear();
+  targeted_wanted_ = false;
   report_ = SweepReport{};
   report_.heavy = true;
   report_.started = clock_.now();
@@ -119,6 +123,16 @@ void SubnetManager::begin_light_sweep() {
 void SubnetManager::next_phase() {
   switch (phase_) {
     case Phase::kIdle:
+      return;
+    case Phase::kTargeted:
+      if (heavy_wanted_ || !targeted_apply()) {
+        request_sweep(true);  // poll() starts it once this sweep is closed
+        finish_sweep();
+        return;
+      }
+      phase_ = Phase::kProgram;
+      program_switches();
+      configure_ports();
       return;
     case Phase::kDiscover:
       if (!assign_lids_and_route()) {
@@ -194,6 +208,9 @@ void SubnetManager::handle(const Mad& mad) {
     case kPortInfo:
       discover(*c, *smp);
       return;
+    case kTrapPortInfo:
+      targeted_port_info(*c, *smp);
+      return;
     case kLightSwitchInfo: {
       auto si = mad::decode<mad::SwitchInfo>(smp->data);
       if (smp->status.ok() && si && si->port_state_change) heavy_wanted_ = true;
@@ -217,14 +234,25 @@ void SubnetManager::handle_trap(const Mad& mad) {
   (void)port_.send(out);
   auto notice = mad::decode<mad::SmpNotice>(smp->data);
   if (!notice) return;
-  log(LogLevel::kInfo, "sm", "trap {} from LID {}", notice->notice.trap_number_or_device_id, notice->notice.issuer_lid);
-  if (config_.sweep_on_trap) request_sweep(true);
+  const uint16_t trap = notice->notice.trap_number_or_device_id;
+  log(LogLevel::kInfo, "sm", "trap {} from LID {}", trap, notice->notice.issuer_lid);
+  if (!config_.sweep_on_trap) return;
+  // Trap 128 (a switch's link state changed): a targeted sweep of that switch when the SM
+  // knows it; anything else, or an unknown issuer, a heavy sweep.
+  if (notice->notice.is_generic && trap == 128 && subnet_up_) {
+    if (auto sw = switch_with_lid(notice->notice.issuer_lid)) {
+      mark_dirty(*sw);
+      return;
+    }
+  }
+  request_sweep(true);
 }
 
 void SubnetManager::handle_failure(const Transactions::Failed& f) {
   const auto& c = f.context;
   std::string where = c.node < subnet_->topo.node_count() ? subnet_->topo.node(NodeIndex(c.node)).id : "the SM's port";
   report_.problems.push_back(fmt::format("no response from {} (step {}, port {})", where, c.op, c.port));
+  if (phase_ == Phase::kTargeted) request_sweep(true);  // the model cannot be trusted: rediscover
 }
 
 }  // namespace softib::sm

@@ -31,12 +31,17 @@ namespace softib::sm {
 
 struct SweepReport {
   bool heavy = false;
+  // A targeted sweep: traps named switches whose ports changed; only those were read, and
+  // the subnet re-routed and reprogrammed from the model (no rediscovery).
+  bool targeted = false;
+  std::vector<std::string> link_changes;  // "S-L0001 port 9: down", for targeted sweeps
   TimePoint started, finished;
   uint64_t mads = 0;            // requests sent in this sweep, retries included
   size_t nodes = 0, switches = 0, end_ports = 0, links = 0;
   uint32_t lft_blocks_set = 0;  // LFT blocks that changed and were sent
   uint32_t port_infos_set = 0;
   std::string routing_engine;   // the engine that routed, after any fallback
+  double routing_seconds = 0;   // host CPU time spent building the graph and routing
   std::vector<std::string> routing_attempts;
   std::vector<std::string> problems;  // unreachable ports, failed Sets, ...
 };
@@ -68,14 +73,29 @@ class SubnetManager {
   const Guid2Lid& guid2lid() const { return guid2lid_; }
 
  private:
-  enum class Phase : uint8_t { kIdle, kDiscover, kProgram, kArm, kActivate, kLight };
+  enum class Phase : uint8_t { kIdle, kDiscover, kTargeted, kProgram, kArm, kActivate, kLight };
   enum Op : uint8_t {
     kNodeInfo, kNodeDescription, kSwitchInfo, kPortInfo,
-    kSetSwitchInfo, kSetLft, kSetPortInfo, kArmPort, kActivatePort, kLightSwitchInfo, kTrapRepress
+    kSetSwitchInfo, kSetLft, kSetPortInfo, kArmPort, kActivatePort, kLightSwitchInfo, kTrapRepress,
+    kTrapPortInfo
   };
 
   void begin_heavy_sweep();
   void begin_light_sweep();
+  // Targeted sweeps (sweep_targeted.cpp): a trap 128 from a known switch marks it dirty; the
+  // sweep reads only the dirty switches' PortInfo, applies link losses to the model, and
+  // re-routes and reprograms from it. Anything it cannot handle (a new link, a node cut off,
+  // an unanswered request) falls back to a heavy sweep.
+  void mark_dirty(NodeIndex sw);
+  void begin_targeted_sweep();
+  void targeted_port_info(const Transactions::Context& c, const mad::DrSmp& smp);
+  bool targeted_apply();
+  // Directed routes to every node over the model's cables, breadth first from the SM's port.
+  // False when a node can no longer be reached.
+  bool recompute_paths();
+  // True when the directed route to `n` crosses the cable at `a`.
+  bool path_crosses(NodeIndex n, PortRef a) const;
+  std::optional<NodeIndex> switch_with_lid(Lid lid) const;
   void next_phase();
   void finish_sweep();
   void handle(const Mad& mad);
@@ -113,6 +133,9 @@ class SubnetManager {
   Phase phase_ = Phase::kIdle;
   bool subnet_up_ = false;
   bool sweep_wanted_ = false, heavy_wanted_ = false;
+  bool targeted_wanted_ = false;
+  std::vector<uint32_t> dirty_;     // switches whose traps wait for a targeted sweep
+  bool model_changed_ = false;      // the targeted sweep removed cables
   std::optional<TimePoint> next_sweep_;
   Lid sm_lid_;
   uint64_t mads_at_start_ = 0;

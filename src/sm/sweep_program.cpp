@@ -2,6 +2,7 @@
 // SM read or programmed before: LIDs (lid_manager), routing, SwitchInfo and LFT blocks,
 // end-port PortInfo (LID, LMC, SM LID, subnet prefix, MTU, VLs), then Arm and Activate.
 #include <algorithm>
+#include <chrono>
 #include <array>
 #include <cstring>
 
@@ -115,6 +116,9 @@ bool SubnetManager::assign_lids_and_route() {
   report_.end_ports = owners.size();
   if (s.self.valid()) sm_lid_ = s.topo.port({s.self, s.self_port}).lid;
 
+  // Compute time is measured on the host's clock (a report, not a decision): routing is the
+  // one long computation of a sweep.
+  const auto compute_start = std::chrono::steady_clock::now();
   auto graph = RoutingGraph::build(s.topo);
   if (!graph) {
     report_.problems.push_back(fmt::format("cannot route: {}", graph.error().message()));
@@ -125,6 +129,8 @@ bool SubnetManager::assign_lids_and_route() {
     report_.problems.push_back(fmt::format("routing failed: {}", outcome.error().message()));
     return false;
   }
+  report_.routing_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - compute_start).count();
   report_.routing_engine = outcome->tables.engine;
   report_.routing_attempts = outcome->attempts;
   tables_ = std::move(outcome->tables);

@@ -64,6 +64,29 @@ void Transactions::cancel_pending() {
   while (!waiting_.empty()) (void)waiting_.pop();
 }
 
+size_t Transactions::cancel_if(const std::function<bool(const Context&)>& match) {
+  size_t dropped = 0;
+  for (Slot& s : slots_)
+    if (s.tid != 0 && match(s.context)) {
+      s.tid = 0;
+      --in_flight_;
+      ++dropped;
+    }
+  RingQueue<Waiting> keep;
+  while (!waiting_.empty()) {
+    Waiting w = waiting_.pop();
+    if (match(w.context)) {
+      ++dropped;
+    } else {
+      keep.push(std::move(w));
+    }
+  }
+  waiting_ = std::move(keep);
+  prune();
+  fill_window();
+  return dropped;
+}
+
 void Transactions::fill_window() {
   while (in_flight_ < window_) {
     if (!waiting_.empty()) {

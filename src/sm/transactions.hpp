@@ -47,6 +47,9 @@ class Transactions {
   void add_source(Source source);
   // Drops every source and every request not yet on the wire (a sweep abandoned).
   void cancel_pending();
+  // Forgets the requests (on the wire or waiting) whose context matches: a late response is
+  // then ignored, and no timeout or retry follows. Returns how many were dropped.
+  size_t cancel_if(const std::function<bool(const Context&)>& match);
   // The response with this TID arrived: its context, or nullopt for a TID we do not wait for
   // (a duplicate, or a response after the last retry timed out).
   std::optional<Context> complete(uint64_t tid);

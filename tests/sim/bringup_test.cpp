@@ -134,10 +134,51 @@ TEST(BringUp, LinkFailureTrapLeadsToRerouting) {
   s->run_for(std::chrono::seconds(1));  // the trap arrives, the SM re-sweeps
   EXPECT_EQ(testing::check_routes(s->fabric()), "");
   const SweepReport& r = s->sm().last_sweep();
-  EXPECT_TRUE(r.heavy);
+  EXPECT_TRUE(r.targeted) << "a trap from a known switch is handled without rediscovery";
+  EXPECT_FALSE(r.heavy);
+  EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+  ASSERT_EQ(r.link_changes.size(), 1u);
+  EXPECT_NE(r.link_changes[0].find("'leaf-0001'"), std::string::npos) << r.link_changes[0];
   EXPECT_EQ(r.links, t.link_count() - 1);
   EXPECT_GT(r.lft_blocks_set, 0u);
   EXPECT_LT(r.lft_blocks_set, 4u * 2) << "only the blocks that changed";
+  // Both switches' PortInfo (36 ports each) and a few Sets: nothing like a rediscovery.
+  EXPECT_LT(r.mads, 2u * 36 + 20);
+}
+
+TEST(BringUp, LinkOnTheSmsOwnPathsFailsOverAndComesBack) {
+  auto s = up(load("ft2-16.net"));
+  ASSERT_TRUE(s);
+  const auto& t = s->fabric().topology();
+  // The SM sits on H-00001 under leaf 1: the spines were discovered through leaf 1's first
+  // uplink, so cutting it breaks the stored directed route to spine 1.
+  const fabric::PortRef uplink{*t.find("S-L0001"), 9};
+  ASSERT_TRUE(s->fabric().set_link_up(uplink, false).ok());
+  s->run_for(std::chrono::seconds(1));
+  fabric::FabricAudit a = fabric::audit_fabric(s->fabric());
+  EXPECT_EQ(a.delivered, a.routes);
+  EXPECT_TRUE(s->sm().last_sweep().targeted);
+  EXPECT_TRUE(s->sm().last_sweep().problems.empty()) << s->sm().last_sweep().problems.front();
+  // The cable comes back: a new link needs discovery, so a heavy sweep puts it back to use.
+  ASSERT_TRUE(s->fabric().set_link_up(uplink, true).ok());
+  s->run_for(std::chrono::seconds(1));
+  a = fabric::audit_fabric(s->fabric());
+  EXPECT_TRUE(a.ok()) << (a.problems.empty() ? "" : a.problems.front());
+  EXPECT_EQ(s->sm().last_sweep().links, t.link_count());
+  EXPECT_EQ(testing::check_routes(s->fabric()), "");
+}
+
+TEST(BringUp, AHostCutOffIsDroppedByARediscovery) {
+  auto s = up(load("ft2-16.net"));
+  ASSERT_TRUE(s);
+  const auto& t = s->fabric().topology();
+  ASSERT_TRUE(s->fabric().set_link_up({*t.find("S-L0002"), 1}, false).ok());
+  s->run_for(std::chrono::seconds(1));
+  const SweepReport& r = s->sm().last_sweep();
+  EXPECT_TRUE(r.heavy);
+  EXPECT_EQ(r.nodes, t.node_count() - 1);
+  const fabric::FabricAudit a = fabric::audit_fabric(s->fabric());
+  EXPECT_EQ(a.delivered, a.routes);  // every remaining CA still reaches every LID
 }
 
 TEST(BringUp, AuditAgreesWithTheHopByHopOracleAndCatchesBrokenState) {
