@@ -53,8 +53,13 @@ fuzz-smoke fuzz: bootstrap
 	  echo "fuzz: $$t ok, $$(grep -m1 -o 'number_of_executed_units: [0-9]*' $$log) in $(FUZZ_SECONDS)s"; \
 	done
 
+# Benchmarks print JSON lines, each with its anchor measured in the same run. BENCH_ARGS=--quick
+# keeps the SM benchmarks to small fabrics (the full run takes OpenSM several minutes).
 bench: release
 	@set -e; for b in build/release/bench/bench_*; do $$b; done
+	python3 bench/bringup.py $(BENCH_ARGS)
+	python3 bench/routing_quality.py $(BENCH_ARGS)
+	python3 bench/reroute.py $(BENCH_ARGS)
 
 demo: release
 	bash scripts/demo.sh build/release

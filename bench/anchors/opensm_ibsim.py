@@ -335,7 +335,7 @@ def find_umad2sim():
     return None
 
 
-def write_opensm_conf(path, tmp, log_path, log_flags, routing_engine):
+def write_opensm_conf(path, tmp, log_path, log_flags, routing_engine, extra=()):
     # Every file opensm would otherwise look for under /etc/opensm or write under /var is
     # pointed into the temp dir (missing input files just mean "use the defaults").
     lines = [
@@ -354,6 +354,9 @@ def write_opensm_conf(path, tmp, log_path, log_flags, routing_engine):
     ]
     if routing_engine:
         lines.append(f"routing_engine {routing_engine}")
+    for option in extra:  # --option NAME=VALUE, e.g. nue_max_num_vls=8
+        name, _, value = option.partition("=")
+        lines.append(f"{name} {value}")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -417,7 +420,7 @@ def run(args, result, tmp, children):
     conf_path = os.path.join(tmp, "opensm.conf")
     cache_dir = os.path.join(tmp, "cache")
     os.mkdir(cache_dir)
-    write_opensm_conf(conf_path, tmp, log_path, args.log_flags, args.routing_engine)
+    write_opensm_conf(conf_path, tmp, log_path, args.log_flags, args.routing_engine, args.option)
     open(os.path.join(tmp, "node-name-map"), "w").close()
     osm_env = dict(env)
     osm_env.update({
@@ -632,6 +635,8 @@ def main():
     global _libc
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("netfile")
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                    help="an extra opensm.conf line (repeatable), e.g. nue_max_num_vls=8")
     ap.add_argument("--routing-engine", "-R", default=None,
                     help="opensm -R value (updn, ftree, minhop, dfsssp, ...); default: minhop")
     ap.add_argument("--dump-dir", default=None,

@@ -24,6 +24,9 @@ mad::SwitchInfo default_switch_info(const TopoNode& node) {
   si.filter_raw_inbound_cap = true;
   si.filter_raw_outbound_cap = true;
   si.enhanced_port0 = node.enhanced_port0;
+  // One SLtoVLMappingTable Set may cover every input (and output) port (IBA 14.2.5.8), as
+  // on current switch silicon; ibsim lacks it. Invisible in OpenSM's dumps.
+  si.optimized_sl_to_vl_mapping_programming = 1;
   return si;
 }
 

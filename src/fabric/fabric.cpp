@@ -154,6 +154,14 @@ uint8_t Fabric::lft_port(NodeIndex sw, Lid lid) const {
   const auto& lft = impl_->nodes.at(sw.value()).lft;
   return lid.value() < lft.size() ? lft[lid.value()] : uint8_t{0xFF};
 }
+std::array<uint8_t, 16> Fabric::sl_to_vl(PortRef in, uint8_t out) const {
+  const LiveNode& ln = impl_->nodes.at(in.node.value());
+  if (ln.info.node_type != mad::NodeType::kSwitch) return impl_->port(in).sl2vl;
+  if (ln.sl2vl_pairs.empty()) return {};
+  const size_t n = size_t{ln.info.num_ports} + 1;
+  return ln.sl2vl_pairs.at(in.port * n + out);
+}
+
 std::span<const PKey> Fabric::pkeys(PortRef p) const {
   const LivePort& lp = impl_->port(p);
   if (!lp.pkeys.empty()) return lp.pkeys;

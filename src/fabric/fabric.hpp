@@ -131,6 +131,9 @@ class Fabric {
   // The port's LFT entry for `lid` (switches; kDropPort 0xFF when unset).
   uint8_t lft_port(NodeIndex sw, Lid lid) const;
   std::span<const PKey> pkeys(PortRef p) const;
+  // The SL-to-VL table a packet uses: on a switch, arriving on `in` and leaving on `out`; on
+  // a CA or router port, `in` is the port and `out` is ignored.
+  std::array<uint8_t, 16> sl_to_vl(PortRef in, uint8_t out) const;
   const PortTraffic& traffic(PortRef p) const;
   // Why a cabled port is not up ("", "disabled", "no common link width enabled", ...).
   std::string_view link_down_reason(PortRef p) const;

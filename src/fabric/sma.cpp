@@ -320,7 +320,12 @@ class Sma {
     std::array<uint8_t, 16>* table = nullptr;
     if (is_switch()) {
       const uint32_t in = (rq_.modifier >> 8) & 0xFF, out = rq_.modifier & 0xFF;
-      if (in > num_ports() || out > num_ports()) return kInvalidValue;
+      // Bits 17 and 16: every input port / every output port (optimized programming, Set
+      // only, when SwitchInfo advertises it).
+      const bool all_in = (rq_.modifier >> 17) & 1, all_out = (rq_.modifier >> 16) & 1;
+      if ((all_in || all_out) && (get() || !(node_.sw.optimized_sl_to_vl_mapping_programming & 1)))
+        return kInvalidValue;
+      if ((rq_.modifier >> 18) != 0 || in > num_ports() || out > num_ports()) return kInvalidValue;
       const size_t n = size_t{num_ports()} + 1;
       if (node_.sl2vl_pairs.empty()) {
         if (get()) {
@@ -328,6 +333,17 @@ class Sma {
           return {};
         }
         node_.sl2vl_pairs.assign(n * n, std::array<uint8_t, 16>{});
+      }
+      if (all_in || all_out) {
+        auto req = take<mad::SLtoVLMappingTable>(rq_.data);
+        if (!req) return kInvalidValue;
+        for (size_t sl = 0; sl < 16; ++sl)
+          if (req->vl_for_sl[sl] > 15) return kInvalidValue;
+        for (size_t i = 0; i < n; ++i)
+          for (size_t o = 0; o < n; ++o)
+            if ((all_in || i == in) && (all_out || o == out)) node_.sl2vl_pairs[i * n + o] = req->vl_for_sl;
+        put(*req, rq_.data);
+        return {};
       }
       table = &node_.sl2vl_pairs[in * n + out];
     } else {

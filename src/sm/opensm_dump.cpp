@@ -1,6 +1,8 @@
 #include "sm/opensm_dump.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -160,6 +162,52 @@ std::string format_subnet_lst(const Subnet& s) {
     }
   }
   return out;
+}
+
+Result<RoutingTables> read_lfts_dump(std::string_view text, std::string_view name, const RoutingGraph& graph) {
+  RoutingTables tables = empty_tables(graph, "from " + std::string(name));
+  std::unordered_map<uint64_t, SwitchIndex> by_guid;
+  for (SwitchIndex s = 0; s < graph.switch_count(); ++s) by_guid.emplace(graph.guid_of(s).value(), s);
+  SwitchIndex current = kNoSwitch;
+  int line_no = 0;
+  const auto error = [&](std::string_view why) {
+    return Status(Code::kParseError, fmt::format("{}:{}: {}", name, line_no, why));
+  };
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line_no;
+    if (line.empty()) continue;
+    if (line.starts_with("Unicast lids [")) {
+      const size_t at = line.find(" guid 0x");
+      if (at == std::string_view::npos) return error("switch header without a GUID");
+      uint64_t guid = 0;
+      const auto digits = line.substr(at + 8, 16);
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), guid, 16);
+      if (ec != std::errc() || end != digits.data() + digits.size()) return error("bad switch GUID");
+      auto it = by_guid.find(guid);
+      if (it == by_guid.end()) return error(fmt::format("switch 0x{:016x} is not in this fabric", guid));
+      current = it->second;
+      continue;
+    }
+    if (line.ends_with(" lids dumped")) {
+      current = kNoSwitch;
+      continue;
+    }
+    // "0x0001 001 # ..."
+    if (!line.starts_with("0x") || line.size() < 10 || line[6] != ' ') return error("expected \"0xLLLL PPP # ...\"");
+    if (current == kNoSwitch) return error("an LFT entry outside any switch");
+    unsigned lid = 0, port = 0;
+    const auto [e1, ec1] = std::from_chars(line.data() + 2, line.data() + 6, lid, 16);
+    const auto [e2, ec2] = std::from_chars(line.data() + 7, line.data() + std::min<size_t>(line.size(), 10), port, 10);
+    if (ec1 != std::errc() || e1 != line.data() + 6 || ec2 != std::errc() || e2 != line.data() + 10)
+      return error("expected \"0xLLLL PPP # ...\"");
+    if (lid > graph.max_lid()) return error(fmt::format("LID {} is beyond the fabric's highest LID {}", lid, graph.max_lid()));
+    if (port > graph.port_count(current)) return error(fmt::format("port {} does not exist on this switch", port));
+    tables.lft[current][lid] = static_cast<PortNum>(port);
+  }
+  return tables;
 }
 
 Result<void> write_opensm_dumps(const std::string& dir, const Subnet& subnet, const RoutingGraph& graph,

@@ -19,6 +19,13 @@ namespace softib::sm {
 std::string format_lfts_dump(const Subnet& subnet, const RoutingGraph& graph, const RoutingTables& tables);
 std::string format_subnet_lst(const Subnet& subnet);
 
+// Reads an opensm-lfts.dump back into tables for `graph` (switches matched by GUID, LIDs as
+// written), so that another SM's routing can be measured with routing_check. Switches of the
+// graph the dump does not mention keep empty tables; entries the dump omits stay kDropPort.
+// Errors: ParseError "name:line: reason" (a malformed line, a LID or port out of range, an
+// entry before any switch header, a switch GUID not in the graph).
+Result<RoutingTables> read_lfts_dump(std::string_view text, std::string_view name, const RoutingGraph& graph);
+
 // Writes both files into `dir` (which must exist). Errors: IoError naming the file.
 Result<void> write_opensm_dumps(const std::string& dir, const Subnet& subnet, const RoutingGraph& graph,
                                 const RoutingTables& tables);

@@ -1,6 +1,7 @@
 #include "sm/routing_check.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 
 #include <fmt/format.h>
@@ -165,6 +166,122 @@ uint64_t max_link_load(const RoutingGraph& g, const RoutingTables& tables,
     }
   }
   return worst;
+}
+
+DeadlockCheck check_deadlock(const RoutingGraph& g, const RoutingTables& tables) {
+  const size_t n = g.switch_count();
+  DeadlockCheck out;
+  const RoutingTables::VlPlan* plan = tables.vl_plan ? &*tables.vl_plan : nullptr;
+  uint32_t vls = 1;
+  if (plan)
+    for (const auto& per_switch : plan->sl2vl)
+      for (const auto& per_port : per_switch)
+        for (uint8_t vl : per_port) vls = std::max<uint32_t>(vls, vl + 1u);
+  const PortMap map(g);
+  // Channel numbering: switch s owns (ports + 1) * vls channels from base[s].
+  std::vector<uint64_t> base(n + 1, 0);
+  uint32_t max_ports = 0;
+  for (SwitchIndex s = 0; s < n; ++s) {
+    base[s + 1] = base[s] + (uint64_t{g.port_count(s)} + 1) * vls;
+    max_ports = std::max<uint32_t>(max_ports, g.port_count(s));
+  }
+  const uint64_t channels = base[n];
+  // Dependencies of channel c: a bitset over the next switch's local channels.
+  const size_t words = ((uint64_t{max_ports} + 1) * vls + 63) / 64;
+  std::vector<uint64_t> adj(channels * words, 0);
+  std::vector<uint8_t> used(channels, 0);
+  const auto channel = [&](SwitchIndex s, PortNum p, uint32_t vl) { return base[s] + uint64_t{p} * vls + vl; };
+
+  // Sources: CA endpoints grouped by switch; with a plan, also by the SL they use.
+  std::vector<uint32_t> cas;
+  for (uint32_t e = 0; e < g.endpoints().size(); ++e)
+    if (g.endpoints()[e].is_ca()) cas.push_back(e);
+  std::vector<uint32_t> done_mark(n * 16, 0);  // [switch * 16 + sl] = destination stamp
+  uint32_t stamp = 0;
+  for (uint32_t dst_e : cas) {
+    const Endpoint& dst = g.endpoints()[dst_e];
+    const uint16_t lid = dst.base.value();
+    ++stamp;
+    for (uint32_t src_e : cas) {
+      const Endpoint& src = g.endpoints()[src_e];
+      if (src_e == dst_e || src.sw == dst.sw) continue;
+      const uint8_t sl = plan ? static_cast<uint8_t>(plan->path_sl(src.base, dst.base) & 15) : 0;
+      SwitchIndex cur = src.sw;
+      uint64_t prev = ~uint64_t{0};
+      for (size_t hops = 0; cur != dst.sw && hops <= n; ++hops) {
+        const bool seen = done_mark[cur * 16 + sl] == stamp;
+        done_mark[cur * 16 + sl] = stamp;
+        const PortNum port = tables.lft[cur][lid];
+        if (port == kDropPort || map.next[cur][port] == kNoSwitch) break;  // unroutable: check_routes reports it
+        const uint32_t vl = plan ? plan->sl2vl[cur][port][sl] : 0;
+        const uint64_t c = channel(cur, port, vl);
+        used[c] = 1;
+        if (prev != ~uint64_t{0}) {
+          const uint64_t local = c - base[cur];
+          adj[prev * words + local / 64] |= uint64_t{1} << (local % 64);
+        }
+        if (seen) break;  // the rest of this path (same SL from here on) is recorded already
+        prev = c;
+        cur = map.next[cur][port];
+      }
+    }
+  }
+  // Iterative depth-first search for a cycle.
+  std::vector<uint8_t> color(channels, 0);  // 0 new, 1 on the stack, 2 done
+  std::vector<SwitchIndex> owner(channels);
+  for (SwitchIndex s = 0; s < n; ++s)
+    for (uint64_t c = base[s]; c < base[s + 1]; ++c) owner[c] = s;
+  const auto successor_switch = [&](uint64_t c) {
+    const SwitchIndex s = owner[c];
+    const auto port = static_cast<PortNum>((c - base[s]) / vls);
+    return map.next[s][port];
+  };
+  struct Frame {
+    uint64_t c;
+    size_t word;
+    uint64_t bits;
+  };
+  std::vector<Frame> stack;
+  for (uint64_t c = 0; c < channels; ++c) {
+    out.channels += used[c];
+    for (size_t w = 0; w < words; ++w) out.dependencies += static_cast<uint64_t>(std::popcount(adj[c * words + w]));
+  }
+  out.vls = vls;
+  for (uint64_t start = 0; start < channels && out.free; ++start) {
+    if (!used[start] || color[start]) continue;
+    color[start] = 1;
+    stack.push_back({start, 0, adj[start * words]});
+    while (!stack.empty() && out.free) {
+      Frame& f = stack.back();
+      while (f.bits == 0 && f.word + 1 < words) f.bits = adj[f.c * words + ++f.word];
+      if (f.bits == 0) {
+        color[f.c] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const auto bit = static_cast<uint64_t>(std::countr_zero(f.bits));
+      f.bits &= f.bits - 1;
+      const SwitchIndex next = successor_switch(f.c);
+      const uint64_t to = base[next] + f.word * 64 + bit;
+      if (color[to] == 1) {
+        out.free = false;
+        std::string text;
+        bool in_cycle = false;
+        for (const Frame& x : stack) {
+          in_cycle = in_cycle || x.c == to;
+          if (!in_cycle) continue;
+          const SwitchIndex s = owner[x.c];
+          fmt::format_to(std::back_inserter(text), "switch {} port {} VL {} -> ", g.guid_of(s),
+                         (x.c - base[s]) / vls, (x.c - base[s]) % vls);
+        }
+        out.cycle = text + "(back to the first)";
+      } else if (color[to] == 0) {
+        color[to] = 1;
+        stack.push_back({to, 0, adj[to * words]});
+      }
+    }
+  }
+  return out;
 }
 
 std::optional<uint64_t> layered_ideal_max_load(const RoutingGraph& g) {

@@ -44,6 +44,20 @@ LinkLoadStats all_to_all_load(const RoutingGraph& graph, const RoutingTables& ta
 uint64_t max_link_load(const RoutingGraph& graph, const RoutingTables& tables,
                        const std::vector<std::pair<uint32_t, uint32_t>>& flows);
 
+// Deadlock freedom of CA-to-CA traffic (IBA credit loops): the channel dependency graph —
+// channels are (switch, output port, VL), and a route that leaves switch s on channel a and
+// the next switch on channel b makes b depend on a — must be acyclic. VLs come from the
+// tables' VL plan (SL from path_sl, VL from sl2vl), VL 0 without one.
+// O(destination LIDs x switches x SLs in use) plus the graph search.
+struct DeadlockCheck {
+  bool free = true;
+  uint32_t vls = 1;             // data VLs the routes use
+  uint64_t channels = 0;        // channels some route uses
+  uint64_t dependencies = 0;    // distinct channel-to-channel dependencies
+  std::string cycle;            // one cycle, when not free: "switch 0x.. port 3 VL 0 -> ..."
+};
+DeadlockCheck check_deadlock(const RoutingGraph& graph, const RoutingTables& tables);
+
 // The least possible all-to-all load of the busiest link on a layered fabric (a fat tree):
 // switches ranked by distance from the leaves (switches with CAs); at each rank, switches
 // whose subtrees hold the same CAs form a group, and the D x (N - D) flows between the

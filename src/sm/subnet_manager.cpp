@@ -24,6 +24,7 @@ SubnetManager::SubnetManager(MadPort& port, const Clock& clock, SmConfig config)
       transactions_(port, clock, std::chrono::milliseconds(config_.transaction_timeout),
                     config_.transaction_retries, config_.max_wire_smps),
       subnet_(std::make_unique<Subnet>()) {
+  load_partitions();
   if (!config_.cache_dir.empty()) {
     std::vector<std::string> warnings;
     auto g = Guid2Lid::load(config_.cache_dir + "/guid2lid", &warnings);
@@ -92,9 +93,11 @@ void SubnetManager::begin_heavy_sweep() {
   dirty_.clear();
   targeted_wanted_ = false;
   report_ = SweepReport{};
+  if (!partition_error_.empty()) report_.problems.push_back(partition_error_);
   report_.heavy = true;
   report_.started = clock_.now();
   mads_at_start_ = transactions_.sent();
+  timeouts_at_start_ = transactions_.timed_out();
   sweep_wanted_ = heavy_wanted_ = false;
   next_sweep_.reset();
   phase_ = Phase::kDiscover;
@@ -112,6 +115,7 @@ void SubnetManager::begin_light_sweep() {
   }
   phase_ = Phase::kLight;
   mads_at_start_ = transactions_.sent();
+  timeouts_at_start_ = transactions_.timed_out();
   for (uint32_t i = 0; i < subnet_->nodes.size(); ++i) {
     const NodeIndex n(i);
     if (!subnet_->is_switch(n)) continue;
@@ -132,6 +136,8 @@ void SubnetManager::next_phase() {
       }
       phase_ = Phase::kProgram;
       program_switches();
+      program_sl2vl();
+      program_pkeys();
       configure_ports();
       return;
     case Phase::kDiscover:
@@ -141,6 +147,8 @@ void SubnetManager::next_phase() {
       }
       phase_ = Phase::kProgram;
       program_switches();
+      program_sl2vl();
+      program_pkeys();
       configure_ports();
       return;
     case Phase::kProgram:
@@ -183,6 +191,18 @@ void SubnetManager::finish_sweep() {
   log(LogLevel::kInfo, "sm", "{}: {} nodes, {} links, {} MADs, {} LFT blocks set; routing {}",
       subnet_up_ ? "SUBNET UP" : "sweep failed", report_.nodes, report_.links, report_.mads,
       report_.lft_blocks_set, report_.routing_engine);
+  // Requests that went unanswered after every retry (lossy links) may have left ports or
+  // tables short of what this sweep wanted: sweep again at once, as OpenSM does, until a
+  // sweep is clean (bounded; after that the periodic sweeps keep trying).
+  if (transactions_.timed_out() > timeouts_at_start_) {
+    if (++unclean_sweeps_ <= kMaxUncleanSweeps) {
+      log(LogLevel::kWarn, "sm", "{} requests went unanswered; sweeping again ({} of {})",
+          transactions_.timed_out() - timeouts_at_start_, unclean_sweeps_, kMaxUncleanSweeps);
+      begin_heavy_sweep();
+    }
+  } else {
+    unclean_sweeps_ = 0;
+  }
 }
 
 void SubnetManager::handle(const Mad& mad) {

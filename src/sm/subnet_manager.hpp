@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "mad/codec.hpp"
 #include "sm/guid2lid.hpp"
 #include "sm/mad_port.hpp"
+#include "sm/partitions.hpp"
 #include "sm/routing_engine.hpp"
 #include "sm/routing_graph.hpp"
 #include "sm/sm_config.hpp"
@@ -40,6 +42,8 @@ struct SweepReport {
   size_t nodes = 0, switches = 0, end_ports = 0, links = 0;
   uint32_t lft_blocks_set = 0;  // LFT blocks that changed and were sent
   uint32_t port_infos_set = 0;
+  uint32_t pkey_blocks_set = 0;
+  uint32_t sl2vl_tables_set = 0;
   std::string routing_engine;   // the engine that routed, after any fallback
   double routing_seconds = 0;   // host CPU time spent building the graph and routing
   std::vector<std::string> routing_attempts;
@@ -71,13 +75,15 @@ class SubnetManager {
   const SmConfig& config() const { return config_; }
   Lid lid() const { return sm_lid_; }
   const Guid2Lid& guid2lid() const { return guid2lid_; }
+  const PartitionConfig& partitions() const { return partitions_; }
 
  private:
+  static constexpr uint32_t kMaxUncleanSweeps = 10;
   enum class Phase : uint8_t { kIdle, kDiscover, kTargeted, kProgram, kArm, kActivate, kLight };
   enum Op : uint8_t {
     kNodeInfo, kNodeDescription, kSwitchInfo, kPortInfo,
     kSetSwitchInfo, kSetLft, kSetPortInfo, kArmPort, kActivatePort, kLightSwitchInfo, kTrapRepress,
-    kTrapPortInfo
+    kTrapPortInfo, kSetPKeys, kSetSl2Vl
   };
 
   void begin_heavy_sweep();
@@ -110,6 +116,12 @@ class SubnetManager {
   void program_switches();
   void configure_ports();
   void set_port_states(mad::PortState from, mad::PortState to, Op op);
+  // partitions and VLs (sweep_partitions.cpp)
+  void load_partitions();
+  std::vector<PKey> pkey_table_for(PortRef end_port) const;
+  void program_pkeys();
+  void program_sl2vl();
+  void table_programmed(const Transactions::Context& c);
   // A pass over every (node, port): visit(n, p) sends at most one request and says whether
   // it did.
   template <class Visit>
@@ -130,6 +142,11 @@ class SubnetManager {
   std::optional<RoutingTables> tables_;
   std::unique_ptr<RoutingGraph> graph_;
   std::unordered_map<uint64_t, std::vector<uint64_t>> programmed_;  // switch GUID -> LFT block hashes
+  // P_Key blocks and SL-to-VL tables: (port, block) key -> hash of what the port acknowledged,
+  // and of what was sent and not yet acknowledged.
+  std::unordered_map<uint64_t, uint64_t> programmed_tables_, pending_tables_;
+  PartitionConfig partitions_;
+  std::string partition_error_;
   Phase phase_ = Phase::kIdle;
   bool subnet_up_ = false;
   bool sweep_wanted_ = false, heavy_wanted_ = false;
@@ -139,7 +156,27 @@ class SubnetManager {
   std::optional<TimePoint> next_sweep_;
   Lid sm_lid_;
   uint64_t mads_at_start_ = 0;
+  uint64_t timeouts_at_start_ = 0;
+  uint32_t unclean_sweeps_ = 0;  // heavy sweeps in a row that lost requests
   SweepReport report_;
 };
+
+template <class A>
+void SubnetManager::set_dr(const mad::DrPath& path, const A& value, uint32_t modifier, Transactions::Context c) {
+  std::array<uint8_t, 64> data{};
+  mad::encode(value, wire::MutByteSpan(data));
+  send_dr(path, mad::Method::kSet, static_cast<uint16_t>(mad::Layout<A>::kAttributeId), modifier, &data, c);
+}
+
+template <class Visit>
+void SubnetManager::port_pass(Visit visit) {
+  transactions_.add_source([this, visit, n = uint32_t{0}, p = uint32_t{0}]() mutable {
+    const Subnet& s = *subnet_;
+    for (; n < s.nodes.size(); ++n, p = 0)
+      while (p <= s.nodes[n].info.num_ports)
+        if (visit(NodeIndex(n), static_cast<uint8_t>(p++))) return true;
+    return false;
+  });
+}
 
 }  // namespace softib::sm

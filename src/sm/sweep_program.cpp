@@ -46,12 +46,6 @@ uint64_t block_hash(const std::vector<PortNum>& lft, size_t block) {
 
 }  // namespace
 
-template <class A>
-void SubnetManager::set_dr(const mad::DrPath& path, const A& value, uint32_t modifier, Transactions::Context c) {
-  std::array<uint8_t, 64> data{};
-  mad::encode(value, wire::MutByteSpan(data));
-  send_dr(path, mad::Method::kSet, static_cast<uint16_t>(mad::Layout<A>::kAttributeId), modifier, &data, c);
-}
 
 bool SubnetManager::assign_lids_and_route() {
   Subnet& s = *subnet_;
@@ -158,6 +152,9 @@ void SubnetManager::program_switches() {
       if (!c.header_done) {
         c.header_done = true;
         c.hashes = &programmed_[node.info.node_guid.value()];
+        // A switch whose LinearFDBTop is not what this SM set was reset (or programmed by
+        // someone else): what it holds is unknown.
+        if (node.sw.linear_fdb_top != g.max_lid()) c.hashes->assign(blocks, kUnknown);
         c.hashes->resize(blocks, kUnknown);
         // SwitchInfo: the LFT's top, and clear PortStateChange (write 1) so changes trap again.
         if (node.sw.linear_fdb_top != g.max_lid() || node.sw.port_state_change) {
@@ -186,16 +183,6 @@ void SubnetManager::program_switches() {
   });
 }
 
-template <class Visit>
-void SubnetManager::port_pass(Visit visit) {
-  transactions_.add_source([this, visit, n = uint32_t{0}, p = uint32_t{0}]() mutable {
-    const Subnet& s = *subnet_;
-    for (; n < s.nodes.size(); ++n, p = 0)
-      while (p <= s.nodes[n].info.num_ports)
-        if (visit(NodeIndex(n), static_cast<uint8_t>(p++))) return true;
-    return false;
-  });
-}
 
 void SubnetManager::configure_ports() {
   port_pass([this](NodeIndex n, uint8_t p) {
@@ -223,11 +210,18 @@ void SubnetManager::configure_ports() {
         want.neighbor_mtu = std::min(cur.mtu_cap, other.mtu_cap);
         want.operational_vls = std::min({cur.vl_cap, other.vl_cap, config_.max_op_vls});
       }
+      if (s.is_switch(n)) {  // switch ports facing CAs enforce partitions (OpenSM's default)
+        const bool enforce = !config_.no_partition_enforcement && !s.is_switch(tp.peer.node) &&
+                             node.sw.partition_enforcement_cap > 0;
+        want.partition_enforcement_inbound = want.partition_enforcement_outbound = enforce;
+      }
     }
     const bool same = want.lid == cur.lid && want.lmc == cur.lmc && want.master_sm_lid == cur.master_sm_lid &&
                       want.gid_prefix == cur.gid_prefix && want.m_key == cur.m_key &&
                       want.subnet_timeout == cur.subnet_timeout && want.neighbor_mtu == cur.neighbor_mtu &&
-                      want.operational_vls == cur.operational_vls;
+                      want.operational_vls == cur.operational_vls &&
+                      want.partition_enforcement_inbound == cur.partition_enforcement_inbound &&
+                      want.partition_enforcement_outbound == cur.partition_enforcement_outbound;
     if (same) return false;
     want.port_state = mad::PortState::kNoChange;
     want.port_physical_state = mad::PhysPortState::kNoChange;
@@ -274,6 +268,10 @@ void SubnetManager::configured(const Transactions::Context& c, const mad::DrSmp&
       return;
     case kSetLft:
       programmed_[node.info.node_guid.value()][c.port] = block_hash(tables_->lft[c.extra], c.port);
+      return;
+    case kSetPKeys:
+    case kSetSl2Vl:
+      table_programmed(c);
       return;
     case kSetPortInfo:
     case kArmPort:

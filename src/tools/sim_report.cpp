@@ -3,10 +3,12 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
 
+#include "base/file.hpp"
 #include "base/format.hpp"
 #include "fabric/audit.hpp"
 #include "sm/opensm_dump.hpp"
@@ -79,17 +81,67 @@ Result<SimReport> run_sim(const SimOptions& options) {
 
   const sm::RoutingGraph* graph = sm.routing_graph();
   const sm::RoutingTables* tables = sm.routing();
+  std::optional<sm::RoutingTables> evaluated;
+  if (!options.evaluate_lfts.empty()) {
+    if (!graph) return Status(Code::kInternal, "no routing graph: the SM did not route");
+    auto text = read_file(options.evaluate_lfts, "LFT dump");
+    if (!text) return Err{text.error()};
+    auto read = sm::read_lfts_dump(*text, options.evaluate_lfts, *graph);
+    if (!read) return Err{read.error()};
+    evaluated = std::move(*read);
+  }
   if (options.quality && graph && tables && graph->switch_count() > 0) {
-    const sm::LinkLoadStats load = sm::all_to_all_load(*graph, *tables);
+    const sm::RoutingTables& measured = evaluated ? *evaluated : *tables;
+    r.quality_of = evaluated ? options.evaluate_lfts : "softib " + tables->engine;
+    const sm::RouteCheck check = sm::check_routes(*graph, measured);
+    r.unreachable_routes = check.unreachable;
+    r.looping_routes = check.loops;
+    const sm::DeadlockCheck deadlock = sm::check_deadlock(*graph, measured);
+    r.deadlock_free = deadlock.free;
+    r.vls = deadlock.vls;
+    r.deadlock_cycle = deadlock.cycle;
+    const sm::LinkLoadStats load = sm::all_to_all_load(*graph, measured);
     r.quality_measured = true;
     r.flows = load.flows;
     r.max_link_load = load.max_load;
     r.mean_link_load = load.mean_load;
     r.ideal_max_link_load = sm::layered_ideal_max_load(*graph);
     const sm::ShiftContention shifts =
-        sm::shift_contention(*graph, *tables, options.all_shifts_up_to, options.sampled_shifts);
+        sm::shift_contention(*graph, measured, options.all_shifts_up_to, options.sampled_shifts);
     r.shifts_tried = shifts.shifts_tried;
     r.worst_shift_load = shifts.worst;
+  }
+
+  if (!options.fail_links.empty()) {
+    std::vector<fabric::PortRef> cables;
+    for (const std::string& spec : options.fail_links) {
+      const size_t colon = spec.rfind(':');
+      const auto node = colon == std::string::npos ? std::nullopt : t.find(spec.substr(0, colon));
+      int port = -1;
+      if (node) port = std::atoi(spec.c_str() + colon + 1);
+      if (!node || port < 1 || port > t.node(*node).num_ports || !t.port({*node, static_cast<uint8_t>(port)}).peer.valid())
+        return Status(Code::kInvalidArgument,
+                      fmt::format("--fail-link {}: want NODE:PORT naming a cabled port of the fabric", spec));
+      cables.push_back({*node, static_cast<uint8_t>(port)});
+    }
+    const uint64_t mads_before = sim.sm().mads_sent();
+    const auto start = WallClock::now();
+    for (const fabric::PortRef p : cables) SOFTIB_TRY(sim.fabric().set_link_up(p, false));
+    sim.run_for(std::chrono::milliseconds(1));  // the traps reach the SM
+    if (auto idle = sim.run_until_idle(); !idle) return Err{idle.error()};
+    RerouteReport rr;
+    rr.seconds = seconds_since(start);
+    const sm::SweepReport& after = sim.sm().last_sweep();
+    rr.targeted = after.targeted;
+    rr.heavy = after.heavy;
+    rr.mads = sim.sm().mads_sent() - mads_before;
+    rr.lft_blocks = after.lft_blocks_set;
+    rr.routing_seconds = after.routing_seconds;
+    rr.link_changes = after.link_changes;
+    const fabric::FabricAudit again = fabric::audit_fabric(sim.fabric());
+    rr.routes = again.routes;
+    rr.delivered = again.delivered;
+    r.reroute = rr;
   }
 
   if (!options.dump_dir.empty()) {
@@ -139,7 +191,21 @@ nlohmann::json to_json(const SimReport& r) {
     q["max_over_mean"] = r.mean_link_load > 0 ? static_cast<double>(r.max_link_load) / r.mean_link_load : 0.0;
     q["shifts_tried"] = r.shifts_tried;
     q["worst_shift_link_load"] = r.worst_shift_load;
+    q["routes_of"] = r.quality_of;
+    q["unreachable_routes"] = r.unreachable_routes;
+    q["looping_routes"] = r.looping_routes;
+    q["deadlock_free"] = r.deadlock_free;
+    q["vls"] = r.vls;
+    if (!r.deadlock_cycle.empty()) q["deadlock_cycle"] = r.deadlock_cycle;
     j["routing_quality"] = q;
+  }
+  if (r.reroute) {
+    const RerouteReport& rr = *r.reroute;
+    j["reroute"] = {{"seconds", rr.seconds},       {"targeted", rr.targeted},
+                    {"heavy", rr.heavy},           {"mads", rr.mads},
+                    {"lft_blocks", rr.lft_blocks}, {"routing_seconds", rr.routing_seconds},
+                    {"link_changes", rr.link_changes}, {"routes", rr.routes},
+                    {"routes_delivered", rr.delivered}};
   }
   j["dumps"] = r.dumps_written;
   j["peak_rss_mb"] = r.peak_rss_mb;
@@ -174,12 +240,27 @@ std::string to_text(const SimReport& r) {
                                                     static_cast<double>(*r.ideal_max_link_load)
                                               : 0.0)
                             : std::string();
-    line(fmt::format("quality  all-to-all ({} flows): busiest link {}{}, mean {:.1f} (max/mean {:.2f})", r.flows,
+    line(fmt::format("quality  of {}: {}; {}", r.quality_of,
+                     r.unreachable_routes + r.looping_routes == 0
+                         ? std::string("every switch reaches every LID")
+                         : fmt::format("{} unreachable, {} looping (switch, LID) routes", r.unreachable_routes,
+                                       r.looping_routes),
+                     r.deadlock_free ? fmt::format("deadlock-free in {} VL{}", r.vls, r.vls == 1 ? "" : "s")
+                                     : "NOT deadlock-free: " + r.deadlock_cycle.substr(0, 200)));
+    line(fmt::format("         all-to-all ({} flows): busiest link {}{}, mean {:.1f} (max/mean {:.2f})", r.flows,
                      r.max_link_load, ideal, r.mean_link_load,
                      r.mean_link_load > 0 ? static_cast<double>(r.max_link_load) / r.mean_link_load : 0.0));
     line(fmt::format("         cyclic shifts: {} tried, worst link carries {} flow{}{}", r.shifts_tried,
                      r.worst_shift_load, r.worst_shift_load == 1 ? "" : "s",
                      r.worst_shift_load == 1 ? " (contention-free)" : ""));
+  }
+  if (r.reroute) {
+    const RerouteReport& rr = *r.reroute;
+    line(fmt::format("re-route {:.1f} ms ({} sweep; routing {:.1f} ms), {} MADs, {} LFT blocks changed", rr.seconds * 1e3,
+                     rr.targeted ? "targeted" : rr.heavy ? "heavy" : "light", rr.routing_seconds * 1e3, rr.mads,
+                     rr.lft_blocks));
+    for (const auto& c : rr.link_changes) line(fmt::format("         {}", c));
+    line(fmt::format("         afterwards {}/{} (CA port, LID) pairs delivered", rr.delivered, rr.routes));
   }
   for (const auto& d : r.dumps_written) line(fmt::format("dump     {}", d));
   line(fmt::format("memory   peak RSS {:.0f} MB", r.peak_rss_mb));

@@ -22,6 +22,24 @@ struct SimOptions {
   bool quality = true;             // all-to-all and shift analysis
   size_t all_shifts_up_to = 2048;  // CAs up to which every cyclic shift is tried
   size_t sampled_shifts = 64;      // otherwise this many, spread evenly
+  // After bring-up: take these cables down ("NODE:PORT", node ids as in the net file), let
+  // the SM react to the traps, and report the re-route.
+  std::vector<std::string> fail_links;
+  // Measure these routes (an opensm-lfts.dump, e.g. OpenSM's on the same fabric) instead of
+  // the SM's own: the quality figures then describe the dump.
+  std::string evaluate_lfts;
+};
+
+// What the SM did after the links in SimOptions::fail_links went down.
+struct RerouteReport {
+  double seconds = 0;          // wall-clock time from the cables going down to the SM idle
+  bool targeted = false;       // handled by a targeted sweep (no rediscovery)
+  bool heavy = false;
+  uint64_t mads = 0;
+  uint32_t lft_blocks = 0;     // LFT blocks that changed and were sent
+  double routing_seconds = 0;
+  std::vector<std::string> link_changes;
+  uint64_t routes = 0, delivered = 0;  // the audit afterwards
 };
 
 struct SimReport {
@@ -48,17 +66,24 @@ struct SimReport {
 
   // Routing quality (all-to-all among CAs, one flow per ordered pair).
   bool quality_measured = false;
+  std::string quality_of;  // "softib ftree", or "opensm-lfts.dump (file)"
   uint64_t flows = 0, max_link_load = 0;
   double mean_link_load = 0;
   std::optional<uint64_t> ideal_max_link_load;  // layered fabrics (fat trees) only
   uint32_t shifts_tried = 0;
   uint64_t worst_shift_load = 0;  // 1: contention-free
+  uint64_t unreachable_routes = 0, looping_routes = 0;  // of the routes measured
+  bool deadlock_free = false;
+  uint32_t vls = 0;
+  std::string deadlock_cycle;
 
+  std::optional<RerouteReport> reroute;
   std::vector<std::string> dumps_written;
   double peak_rss_mb = 0;
 
   bool ok() const {
-    return active_ports == cabled_ports && lid_conflicts == 0 && delivered == routes && sm_problems.empty();
+    const bool bringup_ok = active_ports == cabled_ports && lid_conflicts == 0 && delivered == routes && sm_problems.empty();
+    return bringup_ok && (!reroute || reroute->delivered == reroute->routes);
   }
 };
 

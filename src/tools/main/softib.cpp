@@ -45,6 +45,11 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--dump-dir", sim.dump_dir, "write opensm-lfts.dump and opensm-subnet.lst there");
   sim_cmd->add_flag("--json", json, "one JSON object instead of text");
   sim_cmd->add_flag("--no-quality", no_quality, "skip the routing-quality analysis");
+  sim_cmd->add_option("--evaluate-lfts", sim.evaluate_lfts,
+                      "measure the routes of this opensm-lfts.dump (e.g. OpenSM's) instead of softib's");
+  sim_cmd->add_option("--fail-link", sim.fail_links,
+                      "after bring-up, take this cable down (NODE:PORT, node ids as in the net file; repeatable) "
+                      "and report the re-route");
 
   // ---- topo ----
   CLI::App* topo = app.add_subcommand("topo", "Generate and describe fabrics (net files)");

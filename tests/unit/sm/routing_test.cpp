@@ -242,6 +242,30 @@ TEST(Routing, DorIsDeadlockFreeOnToriOnlyWithItsVlPlan) {
   EXPECT_TRUE(testing::deadlock_free(mg, route(mg, "dor"), /*ignore_vl_plan=*/true)) << "meshes need no VLs";
 }
 
+TEST(Routing, ChannelDependencyCheckAgreesWithTheOracle) {
+  // check_deadlock (memoised, bitset graph) against the plain every-pair oracle above.
+  for (const char* spec : {"torus:4x4,hosts=2", "torus:5x3,hosts=1", "torus:6x6,hosts=1", "mesh:4x3,hosts=2",
+                           "ft2:radix=8", "ft3:radix=4"}) {
+    SCOPED_TRACE(spec);
+    const Topology t = make(spec);
+    const RoutingGraph g = graph(t);
+    for (const char* engine : {"minhop", "updn", "dor", "ftree"}) {
+      auto routed = make_engine(engine)->route(g);
+      if (!routed.ok()) continue;  // ftree on a torus, dor on a tree
+      SCOPED_TRACE(engine);
+      RoutingTables no_plan = *routed;
+      no_plan.vl_plan.reset();
+      for (const RoutingTables* tables : {&*routed, &no_plan}) {
+        const DeadlockCheck d = check_deadlock(g, *tables);
+        EXPECT_EQ(d.free, testing::deadlock_free(g, *tables));
+        EXPECT_EQ(d.free, d.cycle.empty());
+        EXPECT_GT(d.channels, 0u);
+        EXPECT_EQ(d.vls, tables->vl_plan ? 2u : 1u);
+      }
+    }
+  }
+}
+
 TEST(Routing, DorBalancesTorusLoad) {
   for (const char* spec : {"torus:8x8,hosts=4", "torus:4x4x4,hosts=1", "torus:6x6,hosts=2"}) {
     SCOPED_TRACE(spec);
