@@ -154,6 +154,21 @@ uint8_t Fabric::lft_port(NodeIndex sw, Lid lid) const {
   const auto& lft = impl_->nodes.at(sw.value()).lft;
   return lid.value() < lft.size() ? lft[lid.value()] : uint8_t{0xFF};
 }
+std::vector<uint8_t> Fabric::mft_ports(NodeIndex sw, Lid mlid) const {
+  std::vector<uint8_t> out;
+  const LiveNode& ln = impl_->nodes.at(sw.value());
+  if (ln.info.node_type != mad::NodeType::kSwitch || mlid.value() < 0xC000) return out;
+  const size_t positions = size_t{ln.info.num_ports} / 16 + 1;
+  const size_t index = mlid.value() - 0xC000u;
+  for (size_t pos = 0; pos < positions; ++pos) {
+    const size_t at = index * positions + pos;
+    const uint16_t mask = at < ln.mft.size() ? ln.mft[at] : 0;
+    for (unsigned bit = 0; bit < 16; ++bit)
+      if ((mask >> bit) & 1 && pos * 16 + bit <= ln.info.num_ports) out.push_back(static_cast<uint8_t>(pos * 16 + bit));
+  }
+  return out;
+}
+
 std::array<uint8_t, 16> Fabric::sl_to_vl(PortRef in, uint8_t out) const {
   const LiveNode& ln = impl_->nodes.at(in.node.value());
   if (ln.info.node_type != mad::NodeType::kSwitch) return impl_->port(in).sl2vl;
@@ -215,6 +230,17 @@ Result<void> Fabric::set_impairment(PortRef p, LinkImpairment impairment) {
 Result<void> Fabric::add_errors(PortRef p, ErrorCounter counter, uint64_t amount) {
   SOFTIB_TRY(check_external(topo_, p));
   impl_->port(p).traffic.errors[static_cast<size_t>(counter)] += amount;
+  return {};
+}
+
+Result<void> Fabric::set_is_sm(PortRef p, bool is_sm) {
+  if (!p.valid() || p.node.value() >= topo_.node_count() || p.port > topo_.node(p.node).num_ports ||
+      (topo_.node(p.node).type == NodeType::kSwitch) != (p.port == 0))
+    return Status(Code::kInvalidArgument, "IsSM is set on a CA port or a switch's port 0");
+  uint32_t& mask = impl_->port(p).info.capability_mask;
+  const uint32_t before = mask;
+  mask = is_sm ? (mask | capmask::kIsSm) : (mask & ~capmask::kIsSm);
+  if (mask != before) impl_->send_capability_trap(p);  // tells the master an SM came or went
   return {};
 }
 

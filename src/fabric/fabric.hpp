@@ -130,6 +130,8 @@ class Fabric {
   std::string_view node_description(NodeIndex n) const;
   // The port's LFT entry for `lid` (switches; kDropPort 0xFF when unset).
   uint8_t lft_port(NodeIndex sw, Lid lid) const;
+  // The ports a switch's MFT sends multicast LID `mlid` (0xC000..) out of, ascending.
+  std::vector<uint8_t> mft_ports(NodeIndex sw, Lid mlid) const;
   std::span<const PKey> pkeys(PortRef p) const;
   // The SL-to-VL table a packet uses: on a switch, arriving on `in` and leaving on `out`; on
   // a CA or router port, `in` is the port and `out` is ignored.
@@ -145,6 +147,10 @@ class Fabric {
   Result<void> set_port_disabled(PortRef p, bool disabled);
   Result<void> set_impairment(PortRef p, LinkImpairment impairment);  // both directions
   Result<void> add_errors(PortRef p, ErrorCounter counter, uint64_t amount);
+  // PortInfo.CapabilityMask.IsSM on an end port: what opening the issm device does for an SM
+  // (other SMs find it by this bit). Errors: InvalidArgument for a port that is not an end
+  // port.
+  Result<void> set_is_sm(PortRef p, bool is_sm);
 
   // ---- MAD transport ----
   // Attaches an agent to a CA/router port, or a switch's port 0, for the management

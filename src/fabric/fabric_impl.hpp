@@ -145,6 +145,8 @@ struct Fabric::Impl {
   // `response` holds the answer: decoded (dr, smp) for a directed-route request, else bytes.
   void reply(const InFlight& request, PortRef at, InFlight response);
   void send_trap(NodeIndex sw, uint16_t trap_number);
+  // Trap 144 (IBA 14.2.5.1, LocalChangedEvent): the port's CapabilityMask changed.
+  void send_capability_trap(PortRef end_port);
 
   // sma.cpp / pma.cpp: answer a request at `at`; false when there is nothing to answer.
   bool sma(InFlight& f, PortRef at, InFlight& response);

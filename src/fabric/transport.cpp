@@ -10,6 +10,7 @@
 #include "mad/notice.hpp"
 #include "mad/smp.hpp"
 #include "mad/trap128_details.hpp"
+#include "mad/trap144_details.hpp"
 
 namespace softib::fabric {
 
@@ -318,6 +319,32 @@ void Fabric::Impl::reply(const InFlight& request, PortRef at, InFlight r) {
 
 // Trap 128 from a switch to its master SM (IBA 14.2.5.1), when the SM told the switch where
 // it is (port 0 MasterSMLID) and the switch has a LID to send from.
+void Fabric::Impl::send_capability_trap(PortRef end_port) {
+  const mad::PortInfo& pi = port(end_port).info;
+  if (pi.master_sm_lid.value() == 0 || pi.lid.value() == 0) return;
+  if (!(pi.capability_mask & capmask::kIsCapabilityMaskNoticeSupported) && !is_switch(end_port.node)) return;
+  mad::SmpNotice n;
+  n.notice.is_generic = true;
+  n.notice.type = static_cast<uint8_t>(mad::NoticeType::kInfo);
+  n.notice.producer_type_or_vendor_id = static_cast<uint32_t>(node(end_port.node).info.node_type);
+  n.notice.trap_number_or_device_id = 144;
+  n.notice.issuer_lid = pi.lid;
+  mad::Trap144Details d;
+  d.lid = pi.lid;
+  d.capability_mask = pi.capability_mask;
+  n.notice.set_details(d);
+  mad::Smp smp = mad::make_smp(mad::Method::kTrap, n, 0, ++next_trap_tid);
+  InFlight f;
+  mad::encode(smp, wire::MutByteSpan(f.mad.bytes));
+  f.mad.dlid = pi.master_sm_lid;
+  f.mad.slid = pi.lid;
+  f.node = end_port.node;
+  f.in_port = 0;
+  f.origin_port = end_port.port;
+  f.from = 0;
+  enqueue(std::move(f));
+}
+
 void Fabric::Impl::send_trap(NodeIndex sw, uint16_t trap_number) {
   const mad::PortInfo& p0 = port({sw, 0}).info;
   if (p0.master_sm_lid.value() == 0 || p0.lid.value() == 0) return;

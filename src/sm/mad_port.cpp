@@ -12,10 +12,14 @@ Result<std::unique_ptr<SimMadPort>> SimMadPort::attach(fabric::Fabric& fabric, f
                            static_cast<uint8_t>(mad::MgmtClass::kSubnAdm)});
   if (!id) return Err{id.error()};
   p->id_ = *id;
+  SOFTIB_TRY(fabric.set_is_sm(port, true));
   return p;
 }
 
-SimMadPort::~SimMadPort() { fabric_.detach(id_); }
+SimMadPort::~SimMadPort() {
+  (void)fabric_.set_is_sm(port_, false);
+  fabric_.detach(id_);
+}
 
 Result<void> SimMadPort::send(const Mad& mad) {
   fabric_.send(id_, mad);

@@ -31,21 +31,36 @@ class SimulatedSubnet {
   // sweeps, traps, re-sweeps).
   void run_for(Duration d);
 
+  // More SMs (election, handover, failover): another SubnetManager on `port`, started at
+  // once. Returns its index; the SM create() made is 0. Errors: as Fabric::attach.
+  Result<size_t> add_sm(fabric::PortRef port, SmConfig config);
+  // SM i dies: it stops answering and its port forgets it was an SM's.
+  void stop_sm(size_t i);
+  size_t sm_count() const { return sms_.size(); }
+  bool sm_running(size_t i) const { return sms_.at(i).sm != nullptr; }
+
   fabric::Fabric& fabric() { return *fabric_; }
-  SubnetManager& sm() { return *sm_; }
+  SubnetManager& sm(size_t i = 0) { return *sms_.at(i).sm; }
   ManualClock& clock() { return clock_; }
-  fabric::PortRef sm_port() const { return sm_port_; }
+  fabric::PortRef sm_port(size_t i = 0) const { return sms_.at(i).port_ref; }
 
  private:
   SimulatedSubnet() = default;
-  // One round: SM handles what arrived, fabric moves what was sent. True if anything moved.
+  // One round: SMs handle what arrived, fabric moves what was sent. True if anything moved.
   bool step();
+  bool any_sweeping() const;
+  static constexpr uint32_t kMaxIdleRounds = 10000;
+  bool stalled(std::optional<TimePoint> deadline, uint32_t& idle_rounds);
+  std::optional<TimePoint> next_deadline();
 
+  struct Sm {
+    fabric::PortRef port_ref;
+    std::unique_ptr<SimMadPort> port;
+    std::unique_ptr<SubnetManager> sm;
+  };
   ManualClock clock_;
   std::unique_ptr<fabric::Fabric> fabric_;
-  std::unique_ptr<SimMadPort> port_;
-  std::unique_ptr<SubnetManager> sm_;
-  fabric::PortRef sm_port_;
+  std::vector<Sm> sms_;
 };
 
 }  // namespace softib::sm

@@ -19,12 +19,14 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "mad/sm_info.hpp"
 #include "mad/codec.hpp"
 #include "sm/guid2lid.hpp"
 #include "sm/mad_port.hpp"
 #include "sm/partitions.hpp"
 #include "sm/routing_engine.hpp"
 #include "sm/routing_graph.hpp"
+#include "sm/sa.hpp"
 #include "sm/sm_config.hpp"
 #include "sm/subnet.hpp"
 #include "sm/transactions.hpp"
@@ -44,10 +46,21 @@ struct SweepReport {
   uint32_t port_infos_set = 0;
   uint32_t pkey_blocks_set = 0;
   uint32_t sl2vl_tables_set = 0;
+  uint32_t mft_blocks_set = 0;
   std::string routing_engine;   // the engine that routed, after any fallback
   double routing_seconds = 0;   // host CPU time spent building the graph and routing
   std::vector<std::string> routing_attempts;
   std::vector<std::string> problems;  // unreachable ports, failed Sets, ...
+};
+
+// Another SM found on the subnet (IBA 14.4): what its SMInfo said and how to reach it.
+struct RemoteSm {
+  Guid guid;  // its port GUID
+  uint8_t priority = 0;
+  mad::SmState state = mad::SmState::kNotActive;
+  uint32_t act_count = 0;
+  Lid lid;
+  mad::DrPath path;
 };
 
 class SubnetManager {
@@ -76,14 +89,20 @@ class SubnetManager {
   Lid lid() const { return sm_lid_; }
   const Guid2Lid& guid2lid() const { return guid2lid_; }
   const PartitionConfig& partitions() const { return partitions_; }
+  // Election (IBA 14.4.1): this SM's state, and the other SMs its last discovery found.
+  mad::SmState state() const { return state_; }
+  const std::vector<RemoteSm>& other_sms() const { return other_sms_; }
+  // The master this standby polls (its port GUID), when standby.
+  std::optional<Guid> master() const;
+  const SubnetAdministrator& sa() const { return sa_; }
 
  private:
   static constexpr uint32_t kMaxUncleanSweeps = 10;
-  enum class Phase : uint8_t { kIdle, kDiscover, kTargeted, kProgram, kArm, kActivate, kLight };
+  enum class Phase : uint8_t { kIdle, kDiscover, kTargeted, kProgram, kArm, kActivate, kLight, kMulticast };
   enum Op : uint8_t {
     kNodeInfo, kNodeDescription, kSwitchInfo, kPortInfo,
     kSetSwitchInfo, kSetLft, kSetPortInfo, kArmPort, kActivatePort, kLightSwitchInfo, kTrapRepress,
-    kTrapPortInfo, kSetPKeys, kSetSl2Vl
+    kTrapPortInfo, kSetPKeys, kSetSl2Vl, kGetSmInfo, kPollMaster, kSmInfoControl, kSetMft
   };
 
   void begin_heavy_sweep();
@@ -102,6 +121,18 @@ class SubnetManager {
   // True when the directed route to `n` crosses the cable at `a`.
   bool path_crosses(NodeIndex n, PortRef a) const;
   std::optional<NodeIndex> switch_with_lid(Lid lid) const;
+  // election (sm_election.cpp)
+  mad::SMInfo own_sminfo() const;
+  void query_sm(NodeIndex n, uint8_t port);
+  void remote_sm_info(const Transactions::Context& c, const mad::DrSmp& smp);
+  // After discovery: true when this SM is (still) master and goes on to configure.
+  bool elect();
+  void become_standby(const RemoteSm& master);
+  void become_master(std::string_view why);
+  void handle_sminfo_request(const Mad& mad);
+  void send_sminfo_control(const mad::DrPath& path, uint32_t modifier);
+  void poll_master();
+  bool outranks(const RemoteSm& other) const;
   void next_phase();
   void finish_sweep();
   void handle(const Mad& mad);
@@ -122,6 +153,13 @@ class SubnetManager {
   void program_pkeys();
   void program_sl2vl();
   void table_programmed(const Transactions::Context& c);
+  // SA and multicast (sweep_multicast.cpp)
+  SaView sa_view() const;
+  void handle_sa(const Mad& mad);
+  void program_mfts();
+  void begin_multicast_update();
+  // Where an acknowledged MFT block is remembered in programmed_tables_.
+  static uint64_t mft_table_key(Guid node, uint32_t block, uint32_t position);
   // A pass over every (node, port): visit(n, p) sends at most one request and says whether
   // it did.
   template <class Visit>
@@ -146,6 +184,8 @@ class SubnetManager {
   // and of what was sent and not yet acknowledged.
   std::unordered_map<uint64_t, uint64_t> programmed_tables_, pending_tables_;
   PartitionConfig partitions_;
+  SubnetAdministrator sa_;
+  std::vector<Mad> sa_waiting_;  // SA requests that arrived during a sweep
   std::string partition_error_;
   Phase phase_ = Phase::kIdle;
   bool subnet_up_ = false;
@@ -155,9 +195,16 @@ class SubnetManager {
   bool model_changed_ = false;      // the targeted sweep removed cables
   std::optional<TimePoint> next_sweep_;
   Lid sm_lid_;
+  mad::SmState state_ = mad::SmState::kDiscovering;
+  std::vector<RemoteSm> other_sms_;
+  std::optional<RemoteSm> master_;   // standby: whom it polls
+  std::optional<TimePoint> next_poll_;
+  uint32_t missed_polls_ = 0;
+  bool handover_sent_ = false;
   uint64_t mads_at_start_ = 0;
   uint64_t timeouts_at_start_ = 0;
   uint32_t unclean_sweeps_ = 0;  // heavy sweeps in a row that lost requests
+  bool unclean_ = false;         // this sweep lost a request that mattered
   SweepReport report_;
 };
 

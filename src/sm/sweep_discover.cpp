@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "mad/attribute_id.hpp"
 #include "mad/node_description.hpp"
+#include "fabric/device_model.hpp"
 #include "sm/subnet_manager.hpp"
 
 namespace softib::sm {
@@ -113,6 +114,9 @@ void SubnetManager::discover(const Transactions::Context& c, const mad::DrSmp& s
       const bool up = pi->port_physical_state == mad::PhysPortState::kLinkUp;
       const bool explorable = (s.is_switch(n) && p > 0) || (n == s.self && p == s.self_port && !s.is_switch(n));
       if (explorable && up && !tp.peer.valid()) explore(n, p);
+      // Another SM's port (IsSM): ask for its SMInfo (IBA 14.4.1).
+      const bool self = n == s.self && (s.is_switch(n) || p == s.self_port);
+      if (!self && s.is_end_port({n, p}) && (pi->capability_mask & fabric::capmask::kIsSm)) query_sm(n, p);
       return;
     }
     default:

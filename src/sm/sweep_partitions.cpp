@@ -104,8 +104,10 @@ std::vector<PKey> SubnetManager::pkey_table_for(PortRef end_port) const {
 
 void SubnetManager::table_programmed(const Transactions::Context& c) {
   const SmNode& node = subnet_->nodes[c.node];
-  const uint64_t key = c.op == kSetPKeys ? table_key(node.info.node_guid, static_cast<uint8_t>(c.port), c.extra)
-                                         : table_key(node.info.node_guid, static_cast<uint8_t>(c.port), 0x10000);
+  uint64_t key = 0;
+  if (c.op == kSetPKeys) key = table_key(node.info.node_guid, static_cast<uint8_t>(c.port), c.extra);
+  else if (c.op == kSetSl2Vl) key = table_key(node.info.node_guid, static_cast<uint8_t>(c.port), 0x10000);
+  else key = mft_table_key(node.info.node_guid, c.extra, c.port);
   if (auto it = pending_tables_.find(key); it != pending_tables_.end()) programmed_tables_[key] = it->second;
 }
 

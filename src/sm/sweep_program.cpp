@@ -271,6 +271,7 @@ void SubnetManager::configured(const Transactions::Context& c, const mad::DrSmp&
       return;
     case kSetPKeys:
     case kSetSl2Vl:
+    case kSetMft:
       table_programmed(c);
       return;
     case kSetPortInfo:

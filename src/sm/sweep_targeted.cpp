@@ -34,6 +34,7 @@ void SubnetManager::begin_targeted_sweep() {
   report_.started = clock_.now();
   mads_at_start_ = transactions_.sent();
   timeouts_at_start_ = transactions_.timed_out();
+  unclean_ = false;
   model_changed_ = false;
   phase_ = Phase::kTargeted;
   const std::vector<uint32_t> dirty = std::move(dirty_);
