@@ -221,6 +221,7 @@ void SubnetManager::finish_sweep() {
       log(LogLevel::kWarn, "sm", "cannot save guid2lid: {}", s.error().to_string());
   }
   if (config_.sweep_interval) next_sweep_ = clock_.now() + std::chrono::seconds(config_.sweep_interval);
+  if (subnet_up_ && state_ == mad::SmState::kMaster && (report_.heavy || report_.targeted)) report_gid_changes();
   log(LogLevel::kInfo, "sm", "{}: {} nodes, {} links, {} MADs, {} LFT blocks set; routing {}",
       subnet_up_ ? "SUBNET UP" : "sweep failed", report_.nodes, report_.links, report_.mads,
       report_.lft_blocks_set, report_.routing_engine);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/clock.hpp"
@@ -158,6 +159,7 @@ class SubnetManager {
   void handle_sa(const Mad& mad);
   void program_mfts();
   void begin_multicast_update();
+  void report_gid_changes();
   // Where an acknowledged MFT block is remembered in programmed_tables_.
   static uint64_t mft_table_key(Guid node, uint32_t block, uint32_t position);
   // A pass over every (node, port): visit(n, p) sends at most one request and says whether
@@ -186,6 +188,8 @@ class SubnetManager {
   PartitionConfig partitions_;
   SubnetAdministrator sa_;
   std::vector<Mad> sa_waiting_;  // SA requests that arrived during a sweep
+  std::unordered_set<uint64_t> in_service_;  // end-port GUIDs at the last sweep (traps 64/65)
+  bool gids_reported_ = false;
   std::string partition_error_;
   Phase phase_ = Phase::kIdle;
   bool subnet_up_ = false;

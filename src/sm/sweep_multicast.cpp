@@ -2,12 +2,15 @@
 // the subnet, never from a half-swept one (requests that arrive during a sweep wait for its
 // end; RMPP ACKs and ReportResps, which only move transfers on, go straight through), and
 // the MFTs follow the SA's groups: a join or leave reprograms the changed blocks.
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 #include "base/format.hpp"
 #include "base/log.hpp"
 #include "mad/multicast_forwarding_table.hpp"
 #include "mad/rmpp_header.hpp"
+#include "mad/trap_gid_details.hpp"
 #include "sm/subnet_manager.hpp"
 
 namespace softib::sm {
@@ -52,6 +55,41 @@ void SubnetManager::handle_sa(const Mad& mad) {
     return;
   }
   sa_.handle(mad, sa_view());
+}
+
+// Traps 64 and 65 (GID in / out of service, IBA 14.2.5.1): after each sweep the SM tells the
+// SA's subscribers which end ports appeared and which went away since the last one.
+void SubnetManager::report_gid_changes() {
+  const Subnet& s = *subnet_;
+  std::unordered_set<uint64_t> now;
+  for (uint32_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeIndex n(i);
+    if (s.is_switch(n)) {
+      now.insert(s.topo.port({n, 0}).guid.value());
+      continue;
+    }
+    for (uint8_t p = 1; p <= s.nodes[i].info.num_ports; ++p)
+      if (s.topo.port({n, p}).peer.valid() && s.topo.port({n, p}).lid.value()) now.insert(s.topo.port({n, p}).guid.value());
+  }
+  const auto notify = [&](uint16_t trap, uint64_t guid) {
+    mad::Notice notice;
+    notice.is_generic = true;
+    notice.type = static_cast<uint8_t>(mad::NoticeType::kInfo);
+    notice.producer_type_or_vendor_id = 4;  // the subnet manager (IBA table 118)
+    notice.trap_number_or_device_id = trap;
+    notice.issuer_lid = sm_lid_;
+    notice.set_details(mad::TrapGidDetails{Gid(config_.subnet_prefix, Guid(guid))});
+    if (s.self.valid()) notice.issuer_gid = Gid(config_.subnet_prefix, s.topo.port({s.self, s.self_port}).guid);
+    sa_.report(notice, sa_view());
+  };
+  if (gids_reported_) {  // the first sweep reports nothing: all is new
+    for (uint64_t g : now)
+      if (!in_service_.count(g)) notify(64, g);
+    for (uint64_t g : in_service_)
+      if (!now.count(g)) notify(65, g);
+  }
+  gids_reported_ = true;
+  in_service_ = std::move(now);
 }
 
 void SubnetManager::begin_multicast_update() {

@@ -7,7 +7,10 @@
 #include <set>
 
 #include "fabric/generators.hpp"
+#include "mad/inform_info.hpp"
 #include "mad/mc_member_record.hpp"
+#include "mad/notice.hpp"
+#include "mad/trap_gid_details.hpp"
 #include "mad/path_record.hpp"
 #include "mad/sa_mad.hpp"
 #include "sm/sim.hpp"
@@ -21,8 +24,10 @@ using fabric::PortRef;
 // What a umad client is: an agent on a port that sends requests and keeps what comes back.
 class Client final : public fabric::MadAgent {
  public:
-  Client(fabric::Fabric& f, PortRef port) : fabric_(f), port_(port) {
-    auto id = f.attach(port, this, {});
+  // `classes`: what unsolicited requests it takes (Reports need SubnAdm, as a umad client
+  // registers for them).
+  Client(fabric::Fabric& f, PortRef port, std::vector<uint8_t> classes = {}) : fabric_(f), port_(port) {
+    auto id = f.attach(port, this, std::move(classes));
     EXPECT_TRUE(id.ok());
     id_ = id.ok() ? *id : 0;
   }
@@ -171,6 +176,41 @@ TEST(SaThroughTheFabric, JoinsProgramMulticastTreesAndLeavesClearThem) {
     if (t.node(NodeIndex(i)).type != fabric::NodeType::kSwitch) continue;
     EXPECT_TRUE(s->fabric().mft_ports(NodeIndex(i), mlid).empty()) << t.node(NodeIndex(i)).id;
   }
+}
+
+TEST(SaThroughTheFabric, SubscribersHearOfPortsGoingOutOfService) {
+  auto s = up("ft2:radix=8");
+  Client client(s->fabric(), host(*s, "H-00004"), {static_cast<uint8_t>(mad::MgmtClass::kSubnAdm)});
+  mad::InformInfo sub;
+  sub.lid_range_begin = Lid(0xFFFF);
+  sub.is_generic = 1;
+  sub.subscribe = 1;
+  sub.type = 0xFFFF;
+  sub.trap_number_or_device_id = 65;  // GID out of service
+  sub.producer_type_or_vendor_id = 0xFFFFFF;
+  client.send(mad::Method::kSet, sub, 0, s->sm().lid());
+  s->run_for(std::chrono::milliseconds(10));
+  auto ack = client.answer();
+  ASSERT_TRUE(ack.has_value());
+  ASSERT_TRUE(ack->header.status.ok()) << ack->header.status.to_string();
+
+  // H-00020's cable goes: the SM re-sweeps and reports its GID out of service.
+  const PortRef gone = host(*s, "H-00020");
+  ASSERT_TRUE(s->fabric().set_link_up(gone, false).ok());
+  s->run_for(std::chrono::seconds(2));
+  bool heard = false;
+  while (auto m = client.answer()) {
+    if (m->header.method != mad::Method::kReport) continue;
+    auto notice = mad::decode<mad::Notice>(m->data);
+    ASSERT_TRUE(notice.ok());
+    EXPECT_EQ(notice->trap_number_or_device_id, 65);
+    auto details = notice->details<mad::TrapGidDetails>();
+    ASSERT_TRUE(details.ok());
+    EXPECT_EQ(details->gid, gid_of(*s, gone));
+    heard = true;
+  }
+  EXPECT_TRUE(heard) << "reports sent " << s->sm().sa().counters().get(SaCounter::kReportsSent) << ", sweep heavy "
+                     << s->sm().last_sweep().heavy << " targeted " << s->sm().last_sweep().targeted;
 }
 
 }  // namespace
