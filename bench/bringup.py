@@ -18,16 +18,12 @@ Usage: bench/bringup.py [--softib build/release/bin/softib] [--quick] [--no-anch
     about 4 minutes and 2.8 GB); the JSON then says why the anchor is missing.
 """
 
-import argparse
 import json
-import os
-import statistics
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
+from sm_bench_common import ANCHOR, arguments, net_file
 
 # (name, source, target seconds, target peak RSS MB or None); sources are generator specs
 # or files under topologies/.
@@ -41,13 +37,6 @@ QUICK = [
     ("ft3-1024", "ft3:radix=16", None, None),
 ]
 
-
-def net_file(softib, source, work):
-    if os.path.exists(os.path.join(TOP, source)):
-        return os.path.join(TOP, source)
-    path = os.path.join(work, source.replace(":", "_").replace("=", "") + ".net")
-    subprocess.run([softib, "topo", "gen", source, "-o", path], check=True)
-    return path
 
 
 def run_softib(softib, path, runs=3):
@@ -64,7 +53,7 @@ def run_softib(softib, path, runs=3):
 
 
 def run_anchor(path, timeout):
-    r = subprocess.run([sys.executable, os.path.join(HERE, "anchors", "opensm_ibsim.py"), path,
+    r = subprocess.run([sys.executable, ANCHOR, path,
                         "--timeout", str(timeout)], capture_output=True, text=True)
     try:
         return json.loads(r.stdout.strip().splitlines()[-1])
@@ -73,9 +62,7 @@ def run_anchor(path, timeout):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--softib", default=os.path.join(TOP, "build/release/bin/softib"))
-    ap.add_argument("--quick", action="store_true")
+    ap = arguments(__doc__.splitlines()[0])
     ap.add_argument("--no-anchor-above", type=int, default=None)
     args = ap.parse_args()
     fabrics = QUICK if args.quick else FABRICS

@@ -10,14 +10,12 @@ only the LFT blocks that changed.
 One JSON line per case. Usage: bench/reroute.py [--softib PATH] [--quick]
 """
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
+from sm_bench_common import TOP, arguments
 
 # (name, source, cable to fail, target seconds): a leaf uplink, and a spine/core side link.
 CASES = [
@@ -30,9 +28,7 @@ QUICK = [CASES[2], CASES[3]]
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--softib", default=os.path.join(TOP, "build/release/bin/softib"))
-    ap.add_argument("--quick", action="store_true")
+    ap = arguments(__doc__.splitlines()[0])
     args = ap.parse_args()
     ok = True
     for name, source, cable, target in (QUICK if args.quick else CASES):

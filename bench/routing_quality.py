@@ -18,15 +18,13 @@ tori max <= 1.2 x mean and deadlock-free within 8 VLs.
 One JSON line per (fabric, router). Usage: bench/routing_quality.py [--softib PATH] [--quick]
 """
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
+from sm_bench_common import ANCHOR, arguments, net_file
 
 # (name, source, kind, OpenSM engines to compare)
 FABRICS = [
@@ -39,13 +37,6 @@ FABRICS = [
 QUICK = [FABRICS[0], FABRICS[1], FABRICS[3]]
 ENGINE_OPTIONS = {"nue": ["--option", "nue_max_num_vls=8"]}
 
-
-def net_file(softib, source, work):
-    if os.path.exists(os.path.join(TOP, source)):
-        return os.path.join(TOP, source)
-    path = os.path.join(work, source.replace(":", "_").replace("=", "").replace(",", "_") + ".net")
-    subprocess.run([softib, "topo", "gen", source, "-o", path], check=True)
-    return path
 
 
 def quality(softib, path, extra=()):
@@ -72,9 +63,7 @@ def line(fabric, kind, router, q, target_ok=None):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--softib", default=os.path.join(TOP, "build/release/bin/softib"))
-    ap.add_argument("--quick", action="store_true")
+    ap = arguments(__doc__.splitlines()[0])
     args = ap.parse_args()
     ok = True
     with tempfile.TemporaryDirectory(prefix="softib-bench-routing-") as work:
@@ -90,7 +79,7 @@ def main():
             line(name, kind, f"softib {report['routing_engine']}", q, met)
             for engine in engines:
                 dumps = os.path.join(work, f"{name}-{engine}")
-                a = subprocess.run([sys.executable, os.path.join(HERE, "anchors", "opensm_ibsim.py"), path,
+                a = subprocess.run([sys.executable, ANCHOR, path,
                                     "-R", engine, "--dump-dir", dumps, "--timeout", "600",
                                     *ENGINE_OPTIONS.get(engine, [])], capture_output=True, text=True)
                 if a.returncode != 0:

@@ -148,6 +148,17 @@ void SubnetManager::begin_light_sweep() {
   }
 }
 
+// The configuration passes, queued as sources in this order; the Arm pass starts when all
+// are acknowledged.
+void SubnetManager::begin_programming() {
+  phase_ = Phase::kProgram;
+  program_switches();
+  program_mfts();
+  program_sl2vl();
+  program_pkeys();
+  configure_ports();
+}
+
 void SubnetManager::next_phase() {
   switch (phase_) {
     case Phase::kIdle:
@@ -158,12 +169,7 @@ void SubnetManager::next_phase() {
         finish_sweep();
         return;
       }
-      phase_ = Phase::kProgram;
-      program_switches();
-      program_mfts();
-      program_sl2vl();
-      program_pkeys();
-      configure_ports();
+      begin_programming();
       return;
     case Phase::kDiscover:
       if (!elect()) {  // another SM is (or should be) master: stand by, configure nothing
@@ -174,12 +180,7 @@ void SubnetManager::next_phase() {
         finish_sweep();
         return;
       }
-      phase_ = Phase::kProgram;
-      program_switches();
-      program_mfts();
-      program_sl2vl();
-      program_pkeys();
-      configure_ports();
+      begin_programming();
       return;
     case Phase::kProgram:
       phase_ = Phase::kArm;

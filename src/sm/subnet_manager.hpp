@@ -135,6 +135,7 @@ class SubnetManager {
   void poll_master();
   bool outranks(const RemoteSm& other) const;
   void next_phase();
+  void begin_programming();
   void finish_sweep();
   void handle(const Mad& mad);
   void handle_trap(const Mad& mad);
