@@ -335,7 +335,7 @@ def find_umad2sim():
     return None
 
 
-def write_opensm_conf(path, tmp, log_path, log_flags, routing_engine, extra=()):
+def write_opensm_conf(path, tmp, log_path, log_flags, routing_engine, extra=(), partitions=None):
     # Every file opensm would otherwise look for under /etc/opensm or write under /var is
     # pointed into the temp dir (missing input files just mean "use the defaults").
     lines = [
@@ -344,7 +344,7 @@ def write_opensm_conf(path, tmp, log_path, log_flags, routing_engine, extra=()):
         "force_log_flush TRUE",       # so SUBNET UP can be seen while opensm still runs
         "accum_log_file FALSE",
         f"dump_files_dir {tmp}",
-        f"partition_config_file {tmp}/absent-partitions.conf",
+        f"partition_config_file {partitions or tmp + '/absent-partitions.conf'}",
         f"qos_policy_file {tmp}/absent-qos-policy.conf",
         f"prefix_routes_file {tmp}/absent-prefix-routes.conf",
         f"per_module_logging_file {tmp}/absent-per-module-logging.conf",
@@ -420,7 +420,8 @@ def run(args, result, tmp, children):
     conf_path = os.path.join(tmp, "opensm.conf")
     cache_dir = os.path.join(tmp, "cache")
     os.mkdir(cache_dir)
-    write_opensm_conf(conf_path, tmp, log_path, args.log_flags, args.routing_engine, args.option)
+    write_opensm_conf(conf_path, tmp, log_path, args.log_flags, args.routing_engine, args.option,
+                      os.path.abspath(args.partitions) if args.partitions else None)
     open(os.path.join(tmp, "node-name-map"), "w").close()
     osm_env = dict(env)
     osm_env.update({
@@ -536,6 +537,19 @@ def run(args, result, tmp, children):
             raise Failure(f"opensm used routing engine {used!r}, not the requested "
                           f"{args.routing_engine!r} (unknown engine or engine failure; see log)")
 
+    if args.query_pkeys:
+        # ibsim still runs the fabric OpenSM left: ask every end port for its P_Key table,
+        # as an administrator would (smpquery pkeys LID), through umad2sim.
+        query_env = dict(env)
+        query_env["LD_PRELOAD"] = umad2sim
+        if sim_host:
+            query_env["SIM_HOST"] = sim_host
+        tables = query_pkey_tables(os.path.join(cache_dir, "guid2lid"), query_env, tmp)
+        with open(args.query_pkeys, "w") as f:
+            for guid in sorted(tables):
+                f.write(f"0x{guid:016x} " + " ".join(f"0x{k:04x}" for k in tables[guid]) + "\n")
+        result["pkey_tables"] = len(tables)
+
     # ---- stop ibsim, collect its rusage
     ibsim.stop()
     result["harness_maxrss_mb_at_spawn"] = round(harness_maxrss_kb / 1024, 1)
@@ -567,6 +581,31 @@ def run(args, result, tmp, children):
     lids = lid_summary(os.path.join(tmp, "opensm-lfts.dump"), os.path.join(cache_dir, "guid2lid"))
     if lids:
         result["lids"] = lids
+
+
+def query_pkey_tables(guid2lid_path, env, cwd):
+    """port GUID -> its P_Key table's valid entries in table order, via smpquery."""
+    tables = {}
+    with open(guid2lid_path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            guid, lid = int(parts[0], 16), int(parts[1], 16)
+            try:
+                r = subprocess.run(["smpquery", "pkeys", str(lid)], env=env, cwd=cwd, capture_output=True,
+                                   text=True, timeout=30, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                raise Failure(f"smpquery pkeys {lid} did not answer in 30 s")
+            if r.returncode != 0:
+                raise Failure(f"smpquery pkeys {lid} failed: {r.stderr.strip()[-200:]}")
+            keys = []
+            for row in r.stdout.splitlines():
+                if ":" not in row or "capacity" in row:
+                    continue
+                keys += [int(k, 16) for k in row.split(":", 1)[1].split() if int(k, 16) & 0x7FFF]
+            tables[guid] = keys
+    return tables
 
 
 def log_phases(log_path, ref_epoch, t_up):
@@ -635,6 +674,10 @@ def main():
     global _libc
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("netfile")
+    ap.add_argument("--partitions", default=None, metavar="FILE",
+                    help="partitions.conf for OpenSM (partition_config_file)")
+    ap.add_argument("--query-pkeys", default=None, metavar="OUT",
+                    help="after bring-up, write every end port's P_Key table (smpquery pkeys) to OUT")
     ap.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                     help="an extra opensm.conf line (repeatable), e.g. nue_max_num_vls=8")
     ap.add_argument("--routing-engine", "-R", default=None,

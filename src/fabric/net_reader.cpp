@@ -161,6 +161,7 @@ class Parser {
           return error(at, "module wants a quoted prefix of at most 20 characters");
         module_ = std::string(*prefix);
       } else if (line.starts_with("include")) {
+        if (!options_.allow_includes) return error(at, "include is not allowed here");
         auto inc = quoted(line);
         if (!inc) return error(at, "include wants a quoted file name");
         SOFTIB_TRY(parse_include(std::string(*inc), name, depth, at));

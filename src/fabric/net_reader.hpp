@@ -23,6 +23,8 @@ namespace softib::fabric {
 struct NetReadOptions {
   // ibsim -I: load fabrics whose nodes share a GUID (diagnostics want to show them).
   bool allow_duplicate_guids = false;
+  // "include FILE" lines; off for text from untrusted sources (it reads other files).
+  bool allow_includes = true;
 };
 
 struct NetFile {

@@ -57,7 +57,7 @@ struct SaView {
   const PartitionConfig* partitions = nullptr;  // null: the default partition only
   Lid sm_lid;
   // The P_Key table the SM programs into an end port (CA/router port or switch port 0).
-  // Empty: the SA derives it from `partitions` by the SM's rules (sa::derive_pkey_table).
+  // Empty: the SA derives it from `partitions` (partition_keys, sm/pkey_tables.hpp).
   std::function<std::vector<PKey>(PortRef end_port)> pkey_table;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "sm/pkey_tables.hpp"
 #include "sm/sa_internal.hpp"
 
 namespace softib::sm::sa {
@@ -200,63 +201,13 @@ Lid SaContext::node_lid(PortRef p) const {
 
 namespace {
 
-bool applies(const PartitionMember& m, const Subnet& s, PortRef port, Guid guid) {
-  const mad::NodeType type = s.nodes[port.node.value()].info.node_type;
-  switch (m.kind) {
-    case PartitionMember::Kind::kGuid: return m.guid == guid;
-    case PartitionMember::Kind::kAll: return true;
-    case PartitionMember::Kind::kAllCas: return type == mad::NodeType::kChannelAdapter;
-    case PartitionMember::Kind::kAllSwitches: return type == mad::NodeType::kSwitch;
-    case PartitionMember::Kind::kAllRouters: return type == mad::NodeType::kRouter;
-    case PartitionMember::Kind::kSelf:
-      return port.node == s.self && (s.is_switch(s.self) || port.port == s.self_port);
-  }
-  return false;
-}
 
 }  // namespace
 
-// The table the SM programs into an end port (SubnetManager's P_Key pass): per partition
-// the port is in, its strongest membership (both, else full, else limited) as the full or
-// limited key, both keys for "both" only with allow_both_pkeys; keys of one base merged
-// (full wins); then the indx0 partition's key, else the default partition's, moved to
-// index 0; cut to the port's PartitionCap.
+// The table the SM programs into an end port, cut to the port's PartitionCap.
 std::vector<PKey> derive_pkey_table(const Subnet& s, PortRef port, const PartitionConfig& partitions,
                                     bool allow_both) {
-  const Guid guid = s.topo.port(port).guid;
-  std::vector<PKey> keys;
-  std::optional<PKey> index0;
-  const auto add = [&](PKey k) {
-    for (PKey& have : keys)
-      if (have.base() == k.base() && (have.is_full_member() == k.is_full_member() || !allow_both)) {
-        if (k.is_full_member()) have = k;
-        return;
-      }
-    keys.push_back(k);
-  };
-  for (const Partition& part : partitions.partitions) {
-    std::optional<Membership> m;
-    for (const PartitionMember& member : part.members) {
-      if (!applies(member, s, port, guid)) continue;
-      if (!m || member.membership == Membership::kBoth ||
-          (member.membership == Membership::kFull && *m == Membership::kLimited))
-        m = member.membership;
-    }
-    if (!m) continue;
-    const PKey full = part.pkey.as_full(), limited = part.pkey.as_limited();
-    if (*m == Membership::kFull || (*m == Membership::kBoth && !allow_both)) {
-      add(full);
-    } else if (*m == Membership::kLimited) {
-      add(limited);
-    } else {
-      add(full);
-      add(limited);
-    }
-    if (part.index0 && !index0) index0 = *m == Membership::kLimited ? limited : full;
-  }
-  const uint16_t zero_base = index0 ? index0->base() : kDefaultPKey.base();
-  const auto zero = std::find_if(keys.begin(), keys.end(), [&](PKey k) { return k.base() == zero_base; });
-  if (zero != keys.end()) std::rotate(keys.begin(), zero, zero + 1);
+  std::vector<PKey> keys = partition_keys(s, port, partitions, allow_both);
   const uint16_t cap = s.nodes[port.node.value()].info.partition_cap;
   if (cap != 0 && keys.size() > cap) keys.resize(cap);
   return keys;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -150,7 +151,24 @@ Result<SimReport> run_sim(const SimOptions& options) {
     std::filesystem::create_directories(options.dump_dir, ec);
     if (ec) return Status(Code::kInvalidArgument, fmt::format("cannot create \"{}\": {}", options.dump_dir, ec.message()));
     SOFTIB_TRY(sm::write_opensm_dumps(options.dump_dir, sm.subnet(), *graph, *tables));
-    r.dumps_written = {options.dump_dir + "/opensm-lfts.dump", options.dump_dir + "/opensm-subnet.lst"};
+    // And what `smpquery pkeys` would show for every end port, from the fabric itself.
+    std::map<uint64_t, std::string> pkeys;
+    for (uint32_t i = 0; i < t.node_count(); ++i) {
+      const fabric::NodeIndex n(i);
+      const bool sw = t.node(n).type == fabric::NodeType::kSwitch;
+      for (uint8_t p = sw ? 0 : 1; p <= (sw ? 0 : t.node(n).num_ports); ++p) {
+        if (!sw && !t.port({n, p}).peer.valid()) continue;
+        std::string line = fmt::format("0x{:016x}", t.port({n, p}).guid.value());
+        for (PKey k : sim.fabric().pkeys({n, p}))
+          if (k.is_valid()) line += fmt::format(" 0x{:04x}", k.value());
+        pkeys[t.port({n, p}).guid.value()] = line + "\n";
+      }
+    }
+    std::string text;
+    for (const auto& [guid, line] : pkeys) text += line;
+    SOFTIB_TRY(write_file_atomic(options.dump_dir + "/softib-pkeys.dump", text));
+    r.dumps_written = {options.dump_dir + "/opensm-lfts.dump", options.dump_dir + "/opensm-subnet.lst",
+                       options.dump_dir + "/softib-pkeys.dump"};
   }
   r.peak_rss_mb = peak_rss_mb();
   return r;

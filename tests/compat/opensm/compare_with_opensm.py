@@ -12,7 +12,10 @@ both write their dumps. Where the two SMs should agree they must agree exactly:
     with the same owners in every table; only the output port may differ, since the
     routing engines differ (OpenSM's default minhop against softib's ftree/dor).
 
-Usage: compare_with_opensm.py SOFTIB_BINARY ANCHOR_SCRIPT NETFILE...
+  * with PARTITIONS given (for the first net file): every end port's P_Key table, as
+    `smpquery pkeys` reads it from ibsim after OpenSM, equals softib's, entry for entry.
+
+Usage: compare_with_opensm.py SOFTIB_BINARY ANCHOR_SCRIPT [--partitions FILE] NETFILE...
 """
 
 import json
@@ -101,13 +104,42 @@ def compare(softib, anchor, net, work):
     return problems
 
 
+def compare_pkeys(softib, anchor, net, partitions, work):
+    name = os.path.basename(net)
+    osm = os.path.join(work, name + ".opensm-pkeys")
+    sib_dir = os.path.join(work, name + ".softib-pkeys")
+    r = subprocess.run([sys.executable, anchor, net, "--partitions", partitions, "--query-pkeys", osm,
+                        "--timeout", "120"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"{name}: OpenSM on ibsim with partitions failed: {r.stdout.strip()} {r.stderr[-2000:]}"]
+    r = subprocess.run([softib, "sim", net, "-P", partitions, "--dump-dir", sib_dir, "--json", "--no-quality"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return [f"{name}: softib sim with partitions failed ({r.returncode}): {r.stdout} {r.stderr}"]
+    a = read(osm).splitlines()
+    b = read(os.path.join(sib_dir, "softib-pkeys.dump")).splitlines()
+    d = first_difference(a, b)
+    if d:
+        return [f"{name}: P_Key tables differ (port GUID, then keys in table order) at {d}"]
+    print(f"{name}: identical P_Key tables on all {len(a)} end ports under {os.path.basename(partitions)}")
+    return []
+
+
 def main():
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    partitions = None
+    if "--partitions" in args:
+        i = args.index("--partitions")
+        partitions = args[i + 1]
+        del args[i:i + 2]
+    if len(args) < 3:
         print(__doc__, file=sys.stderr)
         return 2
-    softib, anchor, nets = sys.argv[1], sys.argv[2], sys.argv[3:]
+    softib, anchor, nets = args[0], args[1], args[2:]
     problems = []
     with tempfile.TemporaryDirectory(prefix="softib-golden-") as work:
+        if partitions:
+            problems += compare_pkeys(softib, anchor, nets[0], partitions, work)
         for net in nets:
             problems += compare(softib, anchor, net, work)
     for p in problems:

@@ -58,14 +58,14 @@ TEST(SimReport, GeneratorSpecsAndTheFallbackChainAreReported) {
   EXPECT_NE(to_text(*r).find("fallback: ftree"), std::string::npos);
 }
 
-TEST(SimReport, WritesBothOpenSmDumps) {
+TEST(SimReport, WritesOpenSmDumpsAndPKeyTables) {
   const std::string dir = ::testing::TempDir() + "softib-sim-dumps";
   std::filesystem::remove_all(dir);
   SimOptions o = options("switch:hosts=2");
   o.dump_dir = dir;
   auto r = run_sim(o);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
-  ASSERT_EQ(r->dumps_written.size(), 2u);
+  ASSERT_EQ(r->dumps_written.size(), 3u);  // + softib-pkeys.dump
   auto lfts = read_file(dir + "/opensm-lfts.dump");
   ASSERT_TRUE(lfts.ok());
   EXPECT_TRUE(lfts->starts_with("Unicast lids [0-3] of switch Lid "));
