@@ -60,11 +60,15 @@ class Writer {
     return fmt::format("\"{}-{:016x}\"", letter, node.node_guid.value());
   }
 
-  // ibdiag's clean_nodedesc: non-printable characters become spaces.
+  // ibdiag's clean_nodedesc: non-printable characters become spaces. A double quote would
+  // end the quoted description early and the rest would read as annotations ("lmc 13"):
+  // it becomes a single quote, so that what softib writes reads back (found by fuzzing).
   static std::string clean(std::string_view desc) {
     std::string s(desc.substr(0, desc.find('\0')));
-    for (char& c : s)
+    for (char& c : s) {
       if (!std::isprint(static_cast<unsigned char>(c))) c = ' ';
+      if (c == '"') c = '\'';
+    }
     return s;
   }
 

@@ -18,7 +18,6 @@ namespace softib::sm {
 namespace {
 
 constexpr size_t kMaxWaitingSa = 1024;
-constexpr uint16_t kMulticastBase = 0xC000;
 
 uint64_t mft_hash(const mad::MulticastForwardingTable& t) {
   uint64_t h = 0x9E3779B97F4A7C15ULL;
