@@ -223,5 +223,36 @@ TEST(BringUp, LossyLinksAreRetriedToTheSameResult) {
   EXPECT_EQ(testing::check_routes((*s)->fabric()), "");
 }
 
+TEST(BringUp, LoopsParallelLinksDualPortCasAndAnIsland) {
+  // Three switches in a ring (a loop for discovery), a doubled S-1/S-2 cable, a CA with a
+  // port on each of two switches, and a switch with a host that no cable joins to the rest.
+  const char* net =
+      "Switch 4 \"S-1\" # \"s1\"\n[1] \"H-a\"[1]\n[2] \"S-2\"[1]\n[3] \"S-3\"[1]\n[4] \"S-2\"[4]\n\n"
+      "Switch 4 \"S-2\" # \"s2\"\n[1] \"S-1\"[2]\n[2] \"S-3\"[2]\n[3] \"H-d\"[2]\n[4] \"S-1\"[4]\n\n"
+      "Switch 4 \"S-3\" # \"s3\"\n[1] \"S-1\"[3]\n[2] \"S-2\"[2]\n[3] \"H-d\"[1]\n\n"
+      "Ca 1 \"H-a\" # \"a\"\n[1] \"S-1\"[1]\n\n"
+      "Ca 2 \"H-d\" # \"dual\"\n[1] \"S-3\"[3]\n[2] \"S-2\"[3]\n\n"
+      "Switch 2 \"S-x\" # \"island\"\n[1] \"H-x\"[1]\n\n"
+      "Ca 1 \"H-x\" # \"x\"\n[1] \"S-x\"[1]\n";
+  auto file = fabric::read_net(net, "loops.net");
+  ASSERT_TRUE(file.ok()) << file.error().to_string();
+  auto s = up(std::move(file->topology));
+  ASSERT_TRUE(s);
+  const auto& t = s->fabric().topology();
+  const SweepReport& r = s->sm().last_sweep();
+  EXPECT_EQ(r.nodes, 5u) << "the island is not reachable";
+  EXPECT_EQ(r.links, 7u);  // ring 3 + the parallel cable + 3 CA cables
+  const PortRef d1{*t.find("H-d"), 1}, d2{*t.find("H-d"), 2};
+  EXPECT_EQ(s->fabric().port_info(d1).port_state, mad::PortState::kActive);
+  EXPECT_EQ(s->fabric().port_info(d2).port_state, mad::PortState::kActive);
+  EXPECT_NE(s->fabric().port_info(d1).lid, s->fabric().port_info(d2).lid);
+  EXPECT_TRUE(s->fabric().port_info(d1).lid.is_unicast() && s->fabric().port_info(d2).lid.is_unicast());
+  // Everything the SM can reach works; the island's ports stay Initialize (no SM there).
+  const fabric::FabricAudit a = fabric::audit_fabric(s->fabric());
+  EXPECT_EQ(a.delivered, a.routes);
+  EXPECT_EQ(a.cabled_ports - a.active_ports, 2u);
+  EXPECT_EQ(s->fabric().port_info({*t.find("H-x"), 1}).port_state, mad::PortState::kInitialize);
+}
+
 }  // namespace
 }  // namespace softib::sm
