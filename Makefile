@@ -61,7 +61,10 @@ bench: release
 	python3 bench/routing_quality.py $(BENCH_ARGS)
 	python3 bench/reroute.py $(BENCH_ARGS)
 
-demo: release
+# Only what the demo runs: the softib binary, optimised.
+demo: bootstrap
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS) --target softib
 	bash scripts/demo.sh build/release
 
 clean:
