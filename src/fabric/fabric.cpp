@@ -250,14 +250,35 @@ Result<AgentId> Fabric::attach(PortRef port, MadAgent* agent, std::vector<uint8_
   const bool sw = topo_.node(port.node).type == NodeType::kSwitch;
   if (sw != (port.port == 0))
     return Status(Code::kInvalidArgument, "agents attach to CA/router ports or to a switch's port 0");
-  for (const Agent& a : impl_->agents) {
-    if (a.agent == nullptr || !(a.port == port)) continue;
+  SOFTIB_TRY(check_classes(port, classes, 0));
+  // Reuse a detached slot, so that a long-running daemon's clients coming and going do not
+  // grow the table.
+  for (size_t i = 0; i < impl_->agents.size(); ++i)
+    if (impl_->agents[i].agent == nullptr) {
+      impl_->agents[i] = Agent{port, agent, std::move(classes)};
+      return static_cast<AgentId>(i + 1);
+    }
+  impl_->agents.push_back(Agent{port, agent, std::move(classes)});
+  return static_cast<AgentId>(impl_->agents.size());
+}
+
+Result<void> Fabric::check_classes(PortRef port, const std::vector<uint8_t>& classes, AgentId except) const {
+  for (size_t i = 0; i < impl_->agents.size(); ++i) {
+    const Agent& a = impl_->agents[i];
+    if (a.agent == nullptr || !(a.port == port) || i + 1 == except) continue;
     for (uint8_t c : classes)
       if (std::find(a.classes.begin(), a.classes.end(), c) != a.classes.end())
         return Status(Code::kAlreadyExists, fmt::format("management class {:#04x} is already served on this port", c));
   }
-  impl_->agents.push_back(Agent{port, agent, std::move(classes)});
-  return static_cast<AgentId>(impl_->agents.size());
+  return {};
+}
+
+Result<void> Fabric::set_classes(AgentId id, std::vector<uint8_t> classes) {
+  if (id == 0 || id > impl_->agents.size() || impl_->agents[id - 1].agent == nullptr)
+    return Status(Code::kInvalidArgument, "no such agent");
+  SOFTIB_TRY(check_classes(impl_->agents[id - 1].port, classes, id));
+  impl_->agents[id - 1].classes = std::move(classes);
+  return {};
 }
 
 void Fabric::detach(AgentId id) {

@@ -159,6 +159,8 @@ class Fabric {
   // agent serves one of the classes there.
   Result<AgentId> attach(PortRef port, MadAgent* agent, std::vector<uint8_t> classes);
   void detach(AgentId id);
+  // Replaces the classes an agent serves. Errors: as attach; InvalidArgument for no agent.
+  Result<void> set_classes(AgentId id, std::vector<uint8_t> classes);
   PortRef agent_port(AgentId id) const;
   // Queues a MAD from the agent's port: directed-route SMPs follow their path, everything
   // else goes by DLID. Never blocks.
@@ -171,6 +173,7 @@ class Fabric {
 
  private:
   friend class Sma;  // the SMA (sma.cpp) works on Impl
+  Result<void> check_classes(PortRef port, const std::vector<uint8_t>& classes, AgentId except) const;
   struct Impl;
   Topology topo_;
   std::unique_ptr<Impl> impl_;

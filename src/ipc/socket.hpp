@@ -1,0 +1,64 @@
+// A SOCK_SEQPACKET unix socket (one message per send/recv, boundaries kept), and sending and
+// receiving whole protocol messages over it.
+//
+// Thread: a Socket is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "base/clock.hpp"
+#include "base/result.hpp"
+#include "ipc/protocol.hpp"
+
+namespace softib::ipc {
+
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  Socket(Socket&& o) noexcept : fd_(o.release()) {}
+  Socket& operator=(Socket&& o) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket();
+
+  // Binds and listens at `path` (its directory must exist). A stale socket file nobody
+  // listens on is replaced. Errors: AlreadyExists when a daemon answers there.
+  static Result<Socket> listen(const std::string& path);
+  // Errors: Unavailable when nothing listens at `path` (ENOENT, ECONNREFUSED).
+  static Result<Socket> connect(const std::string& path);
+  // A pending connection, or WouldBlock.
+  Result<Socket> accept() const;
+
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  Result<void> set_nonblocking(bool on) const;
+
+  // One datagram. Errors: WouldBlock (non-blocking, buffer full), Unavailable (peer gone).
+  Result<void> send(wire::ByteSpan datagram) const;
+  // One datagram into `buf`; 0 bytes means the peer closed. Errors: WouldBlock; ParseError
+  // when the datagram did not fit (truncated).
+  Result<size_t> recv(std::span<uint8_t> buf) const;
+  // Waits until readable or `timeout` passes (nullopt: forever). False on timeout.
+  Result<bool> wait_readable(std::optional<Duration> timeout) const;
+  Result<bool> wait_writable(std::optional<Duration> timeout) const;
+
+ private:
+  int fd_ = -1;
+};
+
+// Sends a message as its fragments (blocking).
+Result<void> send_message(const Socket& s, MsgType type, uint32_t seq, wire::ByteSpan payload);
+
+// Receives the next whole message. nullopt on timeout; Unavailable when the peer closed.
+Result<std::optional<Message>> recv_message(const Socket& s, Assembler& assembler, std::optional<Duration> timeout);
+
+}  // namespace softib::ipc
