@@ -25,5 +25,12 @@ void register_sim(CLI::App& app, CommandContext& ctx);
 void register_topo(CLI::App& app, CommandContext& ctx);
 void register_daemon(CLI::App& app, CommandContext& ctx);
 void register_sm(CLI::App& app, CommandContext& ctx);
+void register_stat(CLI::App& app, CommandContext& ctx);       // stat, devices, devinfo
+void register_query(CLI::App& app, CommandContext& ctx);      // sminfo, perfquery, ping
+void register_control(CLI::App& app, CommandContext& ctx);    // port set, link show|set
+void register_saquery(CLI::App& app, CommandContext& ctx);    // saquery
+void register_routes(CLI::App& app, CommandContext& ctx);     // tracert, routes
+void register_discover(CLI::App& app, CommandContext& ctx);   // hosts, switches, nodes, netdiscover, linkinfo
+void register_diagnet(CLI::App& app, CommandContext& ctx);    // diagnet
 
 }  // namespace softib::tools

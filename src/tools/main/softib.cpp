@@ -19,6 +19,13 @@ int main(int argc, char** argv) {
   register_topo(app, ctx);
   register_daemon(app, ctx);
   register_sm(app, ctx);
+  register_stat(app, ctx);
+  register_query(app, ctx);
+  register_control(app, ctx);
+  register_saquery(app, ctx);
+  register_routes(app, ctx);
+  register_discover(app, ctx);
+  register_diagnet(app, ctx);
   CLI11_PARSE(app, argc, argv);
   return ctx.exit_code;
 }

@@ -1,0 +1,8 @@
+// Placeholder until the subcommands land (issue 4 work in progress).
+#include "tools/command.hpp"
+
+namespace softib::tools {
+
+void register_query(CLI::App&, CommandContext&) {}
+
+}  // namespace softib::tools

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Runs every command of a golden fabric (commands.json, made by make_golden.py with the
+real infiniband-diags on OpenSM + ibsim) as the matching `softib` subcommand on a private
+softib fabric built from the same net file, and compares stdout and exit status line for
+line after normalising only what legitimately differs (see NORMALISE below and README.md).
+
+Usage:
+  check_softib.py SOFTIB FABRIC_DIR [--only TOOL ...] [--show-diff] [--keep-going]
+
+Phase 1 runs with `softib sm` (a separate SM process, like OpenSM in the golden run) on the
+golden run's SM host; phase 2 (commands made after OpenSM exited) runs after that SM is
+killed. Exit status: 0 all compared equal, 1 differences, 2 usage/setup errors.
+"""
+
+import argparse
+import difflib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+from softib_fabric import SoftibFabric  # noqa: E402
+
+# real tool -> softib subcommand
+TOOLS = {
+    "ibstat": ["stat"],
+    "ibv_devices": ["devices"],
+    "ibv_devinfo": ["devinfo"],
+    "ibhosts": ["hosts"],
+    "ibswitches": ["switches"],
+    "ibnodes": ["nodes"],
+    "ibnetdiscover": ["netdiscover"],
+    "iblinkinfo": ["linkinfo"],
+    "ibping": ["ping"],
+    "perfquery": ["perfquery"],
+    "sminfo": ["sminfo"],
+    "saquery": ["saquery"],
+    "ibtracert": ["tracert"],
+    "ibroute": ["routes"],
+}
+# Tools whose golden outputs are kept for reference but that softib does not offer (the
+# issue asks for the ones above; smpquery's answers are covered by perfquery/sminfo/netdiscover).
+NOT_PROVIDED = {"smpquery"}
+
+# The CA name differs by design: softib's devices are softib0, softib1, ... (ibsim's ibsim0).
+CA_RENAME = [("ibsim0", "softib0")]
+
+
+def common_normalise(text):
+    text = re.sub(r"\[\d+\]", "[PID]", text)  # ibwarn/ibpanic: [pid]
+    return text
+
+
+def norm_ibping(text):
+    text = re.sub(r"time \d+\.\d+ ms", "time T ms", text)
+    text = re.sub(r"time \d+ ms", "time T ms", text)
+    text = re.sub(r"rtt min/avg/max = [\d.]+/[\d.]+/[\d.]+ ms", "rtt min/avg/max = T/T/T ms", text)
+    return text
+
+
+def norm_ibstat(text):
+    # The device's identity (its driver's name for the CA type, firmware and hardware
+    # versions) is softib's own, not the simulator's.
+    text = re.sub(r"CA type: .*", "CA type: X", text)
+    text = re.sub(r"Firmware version: .*", "Firmware version: X", text)
+    text = re.sub(r"Hardware version: .*", "Hardware version: X", text)
+    return text
+
+
+NORMALISE = {
+    "ibping": norm_ibping,
+    "ibstat": norm_ibstat,
+}
+
+
+def golden_phase(cmd):
+    return 2 if "OpenSM has exited" in (cmd.get("note") or "") or "no-sa" in cmd["name"] \
+        or "no-sm" in cmd["name"] else 1
+
+
+def softib_argv(cmd):
+    tool = cmd["argv"][0]
+    sub = TOOLS.get(tool)
+    if sub is None:
+        return None
+    args = list(cmd["argv"][1:])
+    for a, b in CA_RENAME:
+        args = [x.replace(a, b) for x in args]
+    return sub + args
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("softib")
+    ap.add_argument("fabric_dir")
+    ap.add_argument("--only", action="append", default=[], help="real tool name(s) to check")
+    ap.add_argument("--show-diff", action="store_true")
+    args = ap.parse_args()
+
+    meta = json.load(open(os.path.join(args.fabric_dir, "commands.json")))
+    net = os.path.join(args.fabric_dir, meta["net_file"])
+    sm_host = meta["opensm_sim_host"]
+    cmds = [c for c in meta["commands"] if not args.only or c["argv"][0] in args.only]
+
+    failures = []
+    checked = 0
+    with SoftibFabric(args.softib, topology=net, sm=False) as fab:
+        sm = fab.popen("sm", host=sm_host)
+        try:
+            # Wait for the subnet to come up: the SM host's port Active.
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                st = fab.run("status", "--json")
+                r = fab.run("stat", "-s", host=sm_host) if "stat" in TOOLS["ibstat"] else None
+                if r is not None and r.returncode == 0 and "Active" in r.stdout:
+                    break
+                if sm.poll() is not None:
+                    print("softib sm exited:", sm.stderr.read(), file=sys.stderr)
+                    return 2
+                time.sleep(0.05)
+            server = None
+            for phase in (1, 2):
+                if phase == 2:
+                    sm.send_signal(signal.SIGKILL)
+                    sm.wait()
+                for c in cmds:
+                    if c.get("background") or golden_phase(c) != phase:
+                        continue
+                    argv = softib_argv(c)
+                    if argv is None:
+                        continue
+                    host = c.get("env", {}).get("SIM_HOST")
+                    if c["argv"][0] == "ibping" and server is None and phase == 1:
+                        server = fab.popen("ping", "-S", host=meta["facts"]["host_b"])
+                        time.sleep(0.2)  # TODO readiness: the server registers before it prints
+                    r = fab.run(*argv, host=host, timeout=120)
+                    checked += 1
+                    want = read(os.path.join(args.fabric_dir, c["stdout"]))
+                    norm = NORMALISE.get(c["argv"][0], lambda t: t)
+                    want_n = norm(common_normalise(want))
+                    for a, b in CA_RENAME:
+                        want_n = want_n.replace(a, b)
+                    got_n = norm(common_normalise(r.stdout))
+                    ok = got_n == want_n and r.returncode == (c["exit_status"] & 0xFF)
+                    if not ok:
+                        failures.append(c["name"])
+                        print(f"FAIL {c['name']}: softib {' '.join(argv)} (exit {r.returncode}, "
+                              f"want {c['exit_status'] & 0xFF})")
+                        if args.show_diff:
+                            sys.stdout.writelines(difflib.unified_diff(
+                                want_n.splitlines(True), got_n.splitlines(True), "real", "softib"))
+                            if r.stderr:
+                                print("stderr:", r.stderr)
+                    else:
+                        print(f"ok   {c['name']}")
+            if server is not None:
+                server.send_signal(signal.SIGTERM)
+                server.wait(timeout=10)
+        finally:
+            if sm.poll() is None:
+                sm.kill()
+                sm.wait()
+    print(f"{checked - len(failures)}/{checked} commands match the real tools")
+    return 1 if failures or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
