@@ -97,7 +97,7 @@ int run_sm(const SmArgs& a, CommandContext& ctx) {
   SteadyClock clock;
   sm::SubnetManager manager(**mad_port, clock, config);
   manager.start();
-  bool was_master = false;
+  bool was_master = false, was_up = false;
   for (;;) {
     manager.poll();
     if (manager.state() == mad::SmState::kMaster && !was_master) {
@@ -105,6 +105,13 @@ int run_sm(const SmArgs& a, CommandContext& ctx) {
       fmt::print("softib sm: Entering MASTER state\n");
       std::fflush(stdout);
     }
+    // As OpenSM says on its console each time a sweep brings the subnet up.
+    const bool up = manager.state() == mad::SmState::kMaster && !manager.sweeping() && manager.subnet_up();
+    if (up && !was_up && !a.once) {
+      fmt::print("softib sm: SUBNET UP\n");
+      std::fflush(stdout);
+    }
+    was_up = up;
     if (a.once && !manager.sweeping() && (manager.subnet_up() || manager.state() != mad::SmState::kDiscovering)) {
       fmt::print("softib sm: {}\n", manager.subnet_up() ? "SUBNET UP" : "sweep done");
       break;

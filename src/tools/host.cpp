@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/mad_rpc.hpp"
+
 namespace softib::tools {
 
 Result<ipc::NodeEntry> find_node(const std::vector<ipc::NodeEntry>& nodes, std::string_view which) {
@@ -35,6 +37,21 @@ Result<ipc::NodeEntry> this_host(const std::vector<ipc::NodeEntry>& nodes, std::
   for (const auto& n : nodes)
     if (n.type != 2) return n;
   return Status(Code::kNotFound, "this fabric has no HCA");
+}
+
+Result<MadRpc> open_tool_port(std::string_view fabric, std::string_view host, uint8_t port,
+                              const RpcOptions& options, std::vector<ipc::NodeEntry>* nodes) {
+  auto c = ipc::Connection::open(fabric, "softib");
+  if (!c) return Err{c.error()};
+  auto all = c->list_nodes();
+  if (!all) return Err{all.error()};
+  auto me = this_host(*all, host);
+  if (!me) return Err{me.error()};
+  if (port == 0 || port > me->num_ports)
+    return Status(Code::kInvalidArgument, fmt::format("{} has no port {}", me->id, port));
+  const uint32_t index = me->index;
+  if (nodes) *nodes = std::move(*all);
+  return MadRpc::attach(std::move(*c), index, port, options);
 }
 
 }  // namespace softib::tools

@@ -19,4 +19,12 @@ Result<ipc::NodeEntry> find_node(const std::vector<ipc::NodeEntry>& nodes, std::
 // Errors: NotFound; InvalidArgument when `host` names a switch.
 Result<ipc::NodeEntry> this_host(const std::vector<ipc::NodeEntry>& nodes, std::string_view host);
 
+// A tool's MAD port: connects to the fabric, finds this shell's host (`host`, see this_host)
+// and opens its port `port` (1 for the first) with the tool agents. `nodes` receives the
+// fabric's node list when not null.
+struct RpcOptions;
+class MadRpc;
+Result<MadRpc> open_tool_port(std::string_view fabric, std::string_view host, uint8_t port,
+                              const RpcOptions& options, std::vector<ipc::NodeEntry>* nodes = nullptr);
+
 }  // namespace softib::tools

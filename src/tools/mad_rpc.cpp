@@ -69,8 +69,12 @@ std::string Destination::to_string() const {
 Result<MadRpc> MadRpc::open(std::string_view fabric, uint32_t node, uint8_t port, RpcOptions options) {
   auto c = ipc::Connection::open(fabric, "softib-rpc");
   if (!c) return Err{c.error()};
-  SOFTIB_TRY(c->open_port(node, port));
-  MadRpc rpc(std::move(*c), node, port, options);
+  return attach(std::move(*c), node, port, options);
+}
+
+Result<MadRpc> MadRpc::attach(ipc::Connection c, uint32_t node, uint8_t port, RpcOptions options) {
+  SOFTIB_TRY(c.open_port(node, port));
+  MadRpc rpc(std::move(c), node, port, options);
   SOFTIB_TRY(rpc.register_agents());
   SOFTIB_TRY(rpc.refresh_port());
   // Transaction IDs unique across the clients of one fabric: the pid in the high half.
@@ -270,6 +274,30 @@ std::vector<Result<MadBytes>> MadRpc::call_many(std::span<const MadRequest> requ
     }
   }
   return out;
+}
+
+Result<uint64_t> MadRpc::send_request(const MadRequest& r) {
+  const uint64_t tid = next_tid();
+  SOFTIB_TRY(conn_.send_mad(build(r, tid)));
+  return tid;
+}
+
+Result<void> MadRpc::resend(const MadRequest& r, uint64_t tid) { return conn_.send_mad(build(r, tid)); }
+
+Result<std::optional<MadBytes>> MadRpc::next_response(TimePoint deadline) {
+  std::optional<ipc::MadMsg> got;
+  if (!pending_.empty()) {
+    got = std::move(pending_.front());
+    pending_.erase(pending_.begin());
+  } else {
+    auto r = await(std::nullopt, deadline);
+    if (!r) return Err{r.error()};
+    got = std::move(*r);
+  }
+  if (!got) return std::optional<MadBytes>();
+  MadBytes b{};
+  std::copy_n(got->mad.begin(), mad::kMadSize, b.begin());
+  return std::optional<MadBytes>(b);
 }
 
 Result<MadRpc::SaAnswer> MadRpc::sa_query(uint8_t method, uint16_t attribute_id, uint64_t component_mask,

@@ -27,10 +27,11 @@ using MadBytes = std::array<uint8_t, mad::kMadSize>;
 // ibnetdiscover/smpquery -D write "0,1,3" without the leading 0).
 struct Destination {
   uint16_t lid = 0;
-  std::vector<uint8_t> path;  // non-empty: directed route (the LID is ignored)
-  bool directed() const { return !path.empty(); }
-  static Destination to_lid(uint16_t l) { return Destination{l, {}}; }
-  static Destination route(std::vector<uint8_t> p) { return Destination{0, std::move(p)}; }
+  std::vector<uint8_t> path;  // directed route: the egress ports (empty: the local node)
+  bool dr = false;            // directed route (the LID is ignored)
+  bool directed() const { return dr; }
+  static Destination to_lid(uint16_t l) { return Destination{l, {}, false}; }
+  static Destination route(std::vector<uint8_t> p) { return Destination{0, std::move(p), true}; }
   std::string to_string() const;  // "Lid 5" or "DR path slid 65535; dlid 65535; 0,1,3"
 };
 
@@ -57,6 +58,8 @@ class MadRpc {
  public:
   // Connects to the fabric, binds to `node`:`port` (an end port) and registers the agents.
   static Result<MadRpc> open(std::string_view fabric, uint32_t node, uint8_t port, RpcOptions options = {});
+  // The same on a connection already open (one without a port yet).
+  static Result<MadRpc> attach(ipc::Connection c, uint32_t node, uint8_t port, RpcOptions options = {});
 
   ipc::Connection& connection() { return conn_; }
   const RpcOptions& options() const { return options_; }
@@ -67,6 +70,13 @@ class MadRpc {
   Result<MadBytes> call(const MadRequest& r);
   // Many requests, at most options().window in flight; results in request order.
   std::vector<Result<MadBytes>> call_many(std::span<const MadRequest> requests);
+
+  // The asynchronous pieces call_many is made of, for engines that decide what to ask next
+  // from each answer (discovery): send a request and get its TID; take the next response
+  // that arrives (any TID), or nullopt at the deadline. Retries are the caller's.
+  Result<uint64_t> send_request(const MadRequest& r);
+  Result<void> resend(const MadRequest& r, uint64_t tid);
+  Result<std::optional<MadBytes>> next_response(TimePoint deadline);
 
   // An SA query: Get or GetTable of `attribute_id` with `record` (the template, its fields
   // those of `component_mask`). The records of the answer (each attribute_offset*8 bytes, as

@@ -52,7 +52,7 @@ CA_RENAME = [("ibsim0", "softib0")]
 
 
 def common_normalise(text):
-    text = re.sub(r"\[\d+\]", "[PID]", text)  # ibwarn/ibpanic: [pid]
+    text = re.sub(r"^(ibwarn|ibpanic|iberror): \[\d+\]", r"\1: [PID]", text, flags=re.M)
     return text
 
 
@@ -72,7 +72,21 @@ def norm_ibstat(text):
     return text
 
 
+def norm_ibnetdiscover(text):
+    # The topology header's time stamp (ctime of the run).
+    return re.sub(r"# Topology file: generated on .*", "# Topology file: generated on DATE", text)
+
+
+def norm_iblinkinfo(text):
+    # Debian 12's ibsim 0.10 models ports whose LinkSpeedExtSupported stops at HDR (so
+    # "Could be 53.125 Gbps"); softib's ports, like current upstream ibsim's, also support
+    # NDR (106.25 Gbps). Only the "Could be" hint for extended speeds depends on it.
+    return text.replace("Could be 106.25 Gbps", "Could be 53.125 Gbps")
+
+
 NORMALISE = {
+    "ibnetdiscover": norm_ibnetdiscover,
+    "iblinkinfo": norm_iblinkinfo,
     "ibping": norm_ibping,
     "ibstat": norm_ibstat,
 }
@@ -120,17 +134,13 @@ def main():
     with SoftibFabric(args.softib, topology=net, sm=False) as fab:
         sm = fab.popen("sm", host=sm_host)
         try:
-            # Wait for the subnet to come up: the SM host's port Active.
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                st = fab.run("status", "--json")
-                r = fab.run("stat", "-s", host=sm_host) if "stat" in TOOLS["ibstat"] else None
-                if r is not None and r.returncode == 0 and "Active" in r.stdout:
-                    break
-                if sm.poll() is not None:
+            # The subnet is up when the SM says so (as OpenSM does on its console).
+            line = ""
+            while "SUBNET UP" not in line:
+                line = sm.stdout.readline()
+                if not line:
                     print("softib sm exited:", sm.stderr.read(), file=sys.stderr)
                     return 2
-                time.sleep(0.05)
             server = None
             for phase in (1, 2):
                 if phase == 2:
