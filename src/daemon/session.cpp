@@ -55,7 +55,17 @@ void Session::read_all() {
   }
 }
 
+void Session::close_batch() {
+  if (batch_count_ == 0) return;
+  auto& b = batch_.data();
+  for (size_t i = 0; i < 4; ++i) b[i] = static_cast<uint8_t>(batch_count_ >> (8 * i));
+  reply(ipc::MsgType::kRecvMads, 0, b);
+  b.clear();
+  batch_count_ = 0;
+}
+
 void Session::flush() {
+  close_batch();
   while (!outbox_.empty()) {
     auto r = socket_.send(outbox_.front());
     if (!r) {
@@ -174,6 +184,15 @@ void Session::handle(const ipc::Message& m) {
     case MsgType::kSendMad:
       send_mad(m);
       return;
+    case MsgType::kSendMads: {
+      auto batch = ipc::decode_mad_batch(m.payload);
+      if (!batch) {
+        error(m.seq, Status(Code::kParseError, batch.error().to_string()));
+        return;
+      }
+      for (const auto& mad : *batch) send_one(mad, m.seq);
+      return;
+    }
     case MsgType::kSetIsSm: {
       if (!port_) {
         error(m.seq, Status(Code::kInvalidArgument, "open a port first"));
@@ -290,17 +309,22 @@ void Session::register_agent(const ipc::Message& m) {
 }
 
 void Session::send_mad(const ipc::Message& m) {
-  auto mad = ipc::decode_mad(m.payload);
-  if (!mad) {
-    error(m.seq, Status(Code::kParseError, mad.error().to_string()));
+  auto decoded = ipc::decode_mad(m.payload);
+  if (!decoded) {
+    error(m.seq, Status(Code::kParseError, decoded.error().to_string()));
     return;
   }
+  send_one(*decoded, m.seq);
+}
+
+void Session::send_one(const ipc::MadMsg& in, uint32_t seq) {
+  const ipc::MadMsg* mad = &in;
   if (!port_ || mad->agent >= agents_.size() || !agents_[mad->agent]) {
-    error(m.seq, Status(Code::kInvalidArgument, "send through a registered agent of an open port"));
+    error(seq, Status(Code::kInvalidArgument, "send through a registered agent of an open port"));
     return;
   }
   if (mad->mad.size() != fabric::kMadSize) {
-    error(m.seq, Status(Code::kInvalidArgument, fmt::format("a MAD is {} bytes, not {}", fabric::kMadSize, mad->mad.size())));
+    error(seq, Status(Code::kInvalidArgument, fmt::format("a MAD is {} bytes, not {}", fabric::kMadSize, mad->mad.size())));
     return;
   }
   fabric::Mad out;
@@ -339,7 +363,7 @@ void Session::on_mad(fabric::PortRef, const fabric::Mad& mad) {
     }
   }
   if (!agent) return;  // nobody here waits for it (as the kernel drops it)
-  if (outbox_bytes_ > kMaxOutbox) {
+  if (outbox_bytes_ + batch_.data().size() > kMaxOutbox) {
     ++dropped_mads_;  // a full receive queue: the MAD is lost, as on a real port
     return;
   }
@@ -351,9 +375,9 @@ void Session::on_mad(fabric::PortRef, const fabric::Mad& mad) {
   m.sl = mad.sl;
   m.pkey = mad.pkey.value();
   m.mad.assign(mad.bytes.begin(), mad.bytes.end());
-  ipc::Writer w;
-  encode(w, m);
-  reply(ipc::MsgType::kRecvMad, 0, w.data());
+  if (batch_count_ == 0) batch_.u32(0);  // the count, filled in by close_batch()
+  ipc::append_to_batch(batch_, m);
+  if (++batch_count_ == ipc::kMaxBatch) close_batch();
 }
 
 void Session::control(const ipc::Message& m) {

@@ -52,6 +52,12 @@ Result<std::optional<Message>> Connection::receive(std::optional<Duration> timeo
   if (!m) return Err{m.error()};
   if (!*m) return std::optional<Message>{};
   Message& msg = **m;
+  if (msg.type == MsgType::kRecvMads) {
+    auto batch = decode_mad_batch(msg.payload);
+    if (!batch) return Status(Code::kParseError, batch.error().to_string());
+    for (auto& mad : *batch) mads_.push_back(std::move(mad));
+    return std::optional<Message>{};
+  }
   if (msg.type == MsgType::kRecvMad) {
     auto mad = decode_mad(msg.payload);
     if (!mad) return Status(Code::kParseError, mad.error().to_string());
@@ -171,14 +177,32 @@ Result<void> Connection::subscribe() {
   return {};
 }
 
+namespace {
+
+// A wait's end: none (wait for ever) or a steady-clock time.
+class Deadline {
+ public:
+  explicit Deadline(std::optional<Duration> timeout)
+      : forever_(!timeout), at_(std::chrono::steady_clock::now() + timeout.value_or(Duration::zero())) {}
+  std::optional<Duration> left() const {
+    if (forever_) return std::nullopt;
+    return std::max(Duration::zero(), std::chrono::duration_cast<Duration>(at_ - std::chrono::steady_clock::now()));
+  }
+  bool passed() const { return !forever_ && std::chrono::steady_clock::now() >= at_; }
+
+ private:
+  bool forever_;
+  std::chrono::steady_clock::time_point at_;
+};
+
+}  // namespace
+
 Result<std::optional<PortStateMsg>> Connection::next_event(std::optional<Duration> timeout) {
-  const auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  const Deadline deadline(timeout);
   while (events_.empty()) {
-    std::optional<Duration> left;
-    if (deadline) left = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*deadline - std::chrono::steady_clock::now()));
-    auto m = receive(left);  // one look even when the time is up
+    auto m = receive(deadline.left());  // one look even when the time is up
     if (!m) return Err{m.error()};
-    if (events_.empty() && deadline && std::chrono::steady_clock::now() >= *deadline) return std::optional<PortStateMsg>{};
+    if (events_.empty() && deadline.passed()) return std::optional<PortStateMsg>{};
   }
   std::optional<PortStateMsg> e = std::move(events_.front());
   events_.pop_front();
@@ -223,15 +247,22 @@ Result<void> Connection::send_mad(const MadMsg& mad) {
   return send_message(socket_, MsgType::kSendMad, next_seq_++, w.data());
 }
 
+Result<void> Connection::send_mads(std::span<const MadMsg> mads) {
+  for (size_t at = 0; at < mads.size(); at += kMaxBatch) {
+    Writer w;
+    encode_batch(w, mads.subspan(at, std::min(kMaxBatch, mads.size() - at)));
+    SOFTIB_TRY(send_message(socket_, MsgType::kSendMads, next_seq_++, w.data()));
+  }
+  return {};
+}
+
 Result<std::optional<MadMsg>> Connection::recv_mad(std::optional<Duration> timeout) {
-  const auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  const Deadline deadline(timeout);
   while (mads_.empty()) {
-    std::optional<Duration> left;
-    if (deadline) left = std::max(Duration::zero(), std::chrono::duration_cast<Duration>(*deadline - std::chrono::steady_clock::now()));
-    auto m = receive(left);  // one look even when the time is up
+    auto m = receive(deadline.left());  // one look even when the time is up
     if (!m) return Err{m.error()};
     if (*m && (*m)->type == MsgType::kError) return decode_error(**m);  // a send_mad refused
-    if (mads_.empty() && deadline && std::chrono::steady_clock::now() >= *deadline) return std::optional<MadMsg>{};
+    if (mads_.empty() && deadline.passed()) return std::optional<MadMsg>{};
   }
   std::optional<MadMsg> out = std::move(mads_.front());
   mads_.pop_front();

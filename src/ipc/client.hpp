@@ -57,6 +57,8 @@ class Connection {
   Result<void> unregister_agent(uint32_t agent);
   Result<void> set_is_sm(bool on);
   Result<void> send_mad(const MadMsg& m);
+  // Many MADs in as few messages as kMaxBatch allows.
+  Result<void> send_mads(std::span<const MadMsg> mads);
   // The next MAD for one of this session's agents; nullopt on timeout.
   Result<std::optional<MadMsg>> recv_mad(std::optional<Duration> timeout);
 

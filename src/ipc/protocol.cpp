@@ -24,6 +24,8 @@ std::string_view to_string(MsgType t) {
     case MsgType::kUnregister: return "Unregister";
     case MsgType::kSendMad: return "SendMad";
     case MsgType::kRecvMad: return "RecvMad";
+    case MsgType::kSendMads: return "SendMads";
+    case MsgType::kRecvMads: return "RecvMads";
     case MsgType::kSetIsSm: return "SetIsSm";
     case MsgType::kSubscribe: return "Subscribe";
     case MsgType::kPortEvent: return "PortEvent";
@@ -109,6 +111,12 @@ std::optional<wire::ParseError> Reader::bytes(std::span<uint8_t> out, std::strin
   at_ += out.size();
   return std::nullopt;
 }
+std::optional<wire::ParseError> Reader::skip(size_t n, std::string_view field) {
+  if (auto e = need(n, field)) return e;
+  at_ += n;
+  return std::nullopt;
+}
+
 std::optional<wire::ParseError> Reader::end() const {
   if (at_ == in_.size()) return std::nullopt;
   return wire::ParseError{wire::ParseErrorKind::kInconsistent, what_, "trailing bytes", static_cast<uint32_t>(at_),
@@ -298,6 +306,44 @@ wire::Parsed<MadMsg> decode_mad(wire::ByteSpan in) {
   m.mad.resize(len);
   if (auto x = r.bytes(m.mad, "mad")) return *x;
   return m;
+}
+
+void append_to_batch(Writer& w, const MadMsg& m) {
+  const size_t at = w.data().size();
+  w.u32(0);
+  encode(w, m);
+  const auto len = static_cast<uint32_t>(w.data().size() - at - 4);
+  for (size_t i = 0; i < 4; ++i) w.data()[at + i] = static_cast<uint8_t>(len >> (8 * i));
+}
+
+void encode_batch(Writer& w, std::span<const MadMsg> mads) {
+  w.u32(static_cast<uint32_t>(mads.size()));
+  for (const MadMsg& m : mads) append_to_batch(w, m);
+}
+
+wire::Parsed<std::vector<MadMsg>> decode_mad_batch(wire::ByteSpan in) {
+  Reader r(in, "MadBatch");
+  uint32_t count = 0;
+  if (auto x = r.u32(count, "count")) return *x;
+  if (count > r.remaining() / 4)
+    return wire::ParseError{wire::ParseErrorKind::kInconsistent, "MadBatch", "count", 0, count, 0};
+  std::vector<MadMsg> out;
+  out.reserve(count);
+  size_t at = 4;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t len = 0;
+    if (auto x = r.u32(len, "length")) return *x;
+    at += 4;
+    if (len > r.remaining())
+      return wire::ParseError{wire::ParseErrorKind::kTruncated, "MadBatch", "mad", static_cast<uint32_t>(at), 0, r.remaining()};
+    auto m = decode_mad(in.subspan(at, len));
+    if (!m) return m.error().shifted(static_cast<uint32_t>(at));
+    if (auto x = r.skip(len, "mad")) return *x;
+    at += len;
+    out.push_back(std::move(*m));
+  }
+  if (auto x = r.end()) return *x;
+  return out;
 }
 
 void encode(Writer& w, const FabricInfoMsg& f) {

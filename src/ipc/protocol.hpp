@@ -53,6 +53,8 @@ enum class MsgType : uint16_t {
   kSendMad = 34,       // c->d: MadMsg (no reply; errors come back as kError with the seq)
   kRecvMad = 35,       // d->c: MadMsg
   kSetIsSm = 36,       // c->d: u8 on
+  kSendMads = 37,      // c->d: MAD batch (as kSendMad, many at once; no reply)
+  kRecvMads = 38,      // d->c: MAD batch (MADs that arrived meanwhile)
   kSubscribe = 40,     // c->d: empty; the session then receives kPortEvent
   kPortEvent = 41,     // d->c: PortStateMsg of a port whose state, LID or SM LID changed
   kLinkSet = 50,       // c->d: u32 node, u8 port, u8 LinkOp
@@ -161,6 +163,7 @@ class Reader {
   std::optional<wire::ParseError> f64(double& v, std::string_view field);
   std::optional<wire::ParseError> str(std::string& s, std::string_view field);
   std::optional<wire::ParseError> bytes(std::span<uint8_t> out, std::string_view field);
+  std::optional<wire::ParseError> skip(size_t n, std::string_view field);
   // Every byte consumed? (A message with trailing bytes is malformed.)
   std::optional<wire::ParseError> end() const;
   size_t remaining() const { return in_.size() - at_; }
@@ -184,6 +187,12 @@ wire::Parsed<NodeEntry> decode_node_entry(wire::ByteSpan in);
 wire::Parsed<PortStateMsg> decode_port_state(wire::ByteSpan in);
 wire::Parsed<RegisterMsg> decode_register(wire::ByteSpan in);
 wire::Parsed<MadMsg> decode_mad(wire::ByteSpan in);
+// A MAD batch: u32 count, then per MAD a u32 length and the MadMsg encoding. Batches move
+// discovery's and the SM's bursts with one system call each way instead of one per MAD.
+inline constexpr size_t kMaxBatch = 128;
+void encode_batch(Writer& w, std::span<const MadMsg> mads);
+void append_to_batch(Writer& w, const MadMsg& m);  // after a u32 count placeholder
+wire::Parsed<std::vector<MadMsg>> decode_mad_batch(wire::ByteSpan in);
 wire::Parsed<FabricInfoMsg> decode_fabric_info(wire::ByteSpan in);
 
 // The fragments (header + payload each) a message goes out as.

@@ -31,29 +31,29 @@ struct Query {
   uint64_t tid = 0;
   int tries = 0;
   TimePoint deadline{};
-  std::optional<MadBytes> answer;
+  bool answered = false;  // its answer waits in the ring (Engine::answers_)
   bool failed = false;
 };
 
 class Engine {
  public:
-  Engine(MadRpc& rpc, const DiscoverOptions& o) : rpc_(rpc), options_(o) {}
+  Engine(MadRpc& rpc, const DiscoverOptions& o)
+      : rpc_(rpc), options_(o), answers_(std::max<size_t>(o.window, 1)) {}
 
   Result<DiscoveredFabric> run() {
     push(Kind::kNodeInfo, {}, -1, 0);
     while (head_ < queue_.size()) {
-      SOFTIB_TRY(launch());
-      Query& q = queue_[head_];
-      if (q.answer || q.failed) {
-        if (q.answer) SOFTIB_TRY(handle(q));
+      // Handle every answer that is next in line, then refill the window in one batch.
+      while (head_ < next_ && (queue_[head_].answered || queue_[head_].failed)) {
+        Query& q = queue_[head_];
+        if (q.answered) SOFTIB_TRY(handle(q, answers_[head_ % answers_.size()]));
         else if (head_ == 0) return Status(Code::kTimeout, "discover failed: no answer from the local port");
-        q.answer.reset();
         q.path.clear();
         q.path.shrink_to_fit();
         ++head_;
-        continue;
       }
-      SOFTIB_TRY(receive());
+      SOFTIB_TRY(launch());
+      if (head_ < next_) SOFTIB_TRY(receive());
     }
     fabric_.mads = sent_;
     return std::move(fabric_);
@@ -61,7 +61,7 @@ class Engine {
 
  private:
   void push(Kind k, std::vector<uint8_t> path, int node, uint8_t port) {
-    queue_.push_back(Query{k, std::move(path), node, port, 0, 0, {}, std::nullopt, false});
+    queue_.push_back(Query{k, std::move(path), node, port, 0, 0, {}, false, false});
   }
 
   MadRequest request_of(const Query& q) const {
@@ -81,30 +81,42 @@ class Engine {
   }
 
   Result<void> launch() {
-    const size_t window = std::max<size_t>(options_.window, 1);
-    while (next_ < queue_.size() && next_ - head_ < window) {
-      Query& q = queue_[next_];
-      auto tid = rpc_.send_request(request_of(q));
-      if (!tid) return Err{tid.error()};
-      q.tid = *tid;
-      q.deadline = clock_.now() + rpc_.options().timeout;
-      by_tid_[q.tid] = next_;
-      ++sent_;
-      ++next_;
+    const size_t window = answers_.size();
+    const size_t first = next_;
+    std::vector<MadRequest> batch;
+    while (next_ + batch.size() < queue_.size() && next_ + batch.size() - head_ < window)
+      batch.push_back(request_of(queue_[next_ + batch.size()]));
+    if (batch.empty()) return {};
+    auto tids = rpc_.send_requests(batch);
+    if (!tids) return Err{tids.error()};
+    const TimePoint deadline = clock_.now() + rpc_.options().timeout;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Query& q = queue_[first + i];
+      q.tid = (*tids)[i];
+      q.deadline = deadline;
+      by_tid_[q.tid] = first + i;
     }
+    next_ += batch.size();
+    sent_ += static_cast<uint32_t>(batch.size());
     return {};
   }
 
   Result<void> receive() {
+    // Queries go out in order with the same timeout, so the oldest one still waiting has
+    // the earliest deadline (a retried one's later deadline only delays the others' check).
     TimePoint earliest = TimePoint::max();
     for (size_t i = head_; i < next_; ++i)
-      if (!queue_[i].answer && !queue_[i].failed) earliest = std::min(earliest, queue_[i].deadline);
+      if (!queue_[i].answered && !queue_[i].failed) {
+        earliest = queue_[i].deadline;
+        break;
+      }
     auto got = rpc_.next_response(earliest);
     if (!got) return Err{got.error()};
     if (*got) {
       auto it = by_tid_.find(tid_of(**got));
       if (it != by_tid_.end()) {
-        queue_[it->second].answer = **got;
+        answers_[it->second % answers_.size()] = **got;
+        queue_[it->second].answered = true;
         by_tid_.erase(it);
       }
       return {};
@@ -112,7 +124,7 @@ class Engine {
     const TimePoint now = clock_.now();
     for (size_t i = head_; i < next_; ++i) {
       Query& q = queue_[i];
-      if (q.answer || q.failed || q.deadline > now) continue;
+      if (q.answered || q.failed || q.deadline > now) continue;
       if (q.tries < rpc_.options().retries) {
         ++q.tries;
         q.deadline = now + rpc_.options().timeout;
@@ -133,8 +145,8 @@ class Engine {
     return std::span<const uint8_t>(m.data() + 64, 64);
   }
 
-  Result<void> handle(Query& q) {
-    auto data = data_of(*q.answer);
+  Result<void> handle(const Query& q, const MadBytes& answer) {
+    auto data = data_of(answer);
     if (!data) return {};
     switch (q.kind) {
       case Kind::kNodeInfo: return on_node_info(q, *data);
@@ -262,6 +274,7 @@ class Engine {
   DiscoverOptions options_;
   SteadyClock clock_;
   std::deque<Query> queue_;
+  std::vector<MadBytes> answers_;  // ring: query i's answer at i % size (size = the window)
   size_t head_ = 0, next_ = 0;
   std::unordered_map<uint64_t, size_t> by_tid_;
   std::unordered_map<uint64_t, int> guid_index_;

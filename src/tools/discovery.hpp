@@ -62,7 +62,7 @@ struct DiscoveredFabric {
 };
 
 struct DiscoverOptions {
-  size_t window = 128;  // SMPs in flight
+  size_t window = 256;  // SMPs in flight
   unsigned max_hops = 0;  // 0: no limit
 };
 

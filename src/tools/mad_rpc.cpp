@@ -282,6 +282,19 @@ Result<uint64_t> MadRpc::send_request(const MadRequest& r) {
   return tid;
 }
 
+Result<std::vector<uint64_t>> MadRpc::send_requests(std::span<const MadRequest> rs) {
+  std::vector<uint64_t> tids;
+  std::vector<ipc::MadMsg> msgs;
+  tids.reserve(rs.size());
+  msgs.reserve(rs.size());
+  for (const MadRequest& r : rs) {
+    tids.push_back(next_tid());
+    msgs.push_back(build(r, tids.back()));
+  }
+  SOFTIB_TRY(conn_.send_mads(msgs));
+  return tids;
+}
+
 Result<void> MadRpc::resend(const MadRequest& r, uint64_t tid) { return conn_.send_mad(build(r, tid)); }
 
 Result<std::optional<MadBytes>> MadRpc::next_response(TimePoint deadline) {

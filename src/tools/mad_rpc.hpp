@@ -75,6 +75,8 @@ class MadRpc {
   // from each answer (discovery): send a request and get its TID; take the next response
   // that arrives (any TID), or nullopt at the deadline. Retries are the caller's.
   Result<uint64_t> send_request(const MadRequest& r);
+  // Several at once (one message to the daemon); their TIDs in order.
+  Result<std::vector<uint64_t>> send_requests(std::span<const MadRequest> rs);
   Result<void> resend(const MadRequest& r, uint64_t tid);
   Result<std::optional<MadBytes>> next_response(TimePoint deadline);
 
