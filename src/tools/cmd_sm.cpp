@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -97,12 +98,15 @@ int run_sm(const SmArgs& a, CommandContext& ctx) {
   SteadyClock clock;
   sm::SubnetManager manager(**mad_port, clock, config);
   manager.start();
-  bool was_master = false, was_up = false;
+  bool was_up = false;
+  std::optional<mad::SmState> said;
   for (;;) {
     manager.poll();
-    if (manager.state() == mad::SmState::kMaster && !was_master) {
-      was_master = true;
-      fmt::print("softib sm: Entering MASTER state\n");
+    // OpenSM's console lines on the election's outcome.
+    const mad::SmState st = manager.state();
+    if ((st == mad::SmState::kMaster || st == mad::SmState::kStandby) && said != st) {
+      said = st;
+      fmt::print("softib sm: Entering {} state\n", st == mad::SmState::kMaster ? "MASTER" : "STANDBY");
       std::fflush(stdout);
     }
     // As OpenSM says on its console each time a sweep brings the subnet up.
