@@ -75,9 +75,11 @@ mad::PortInfo default_port_info(const TopoNode& node, uint8_t port, const TopoPo
   // A CA or router port. ibsim reports GidPrefix 0 until an SM sets it; the IBA's default
   // is FE80::/64 (IBA 4.1.1), which softib reports.
   pi.gid_prefix = Gid::kDefaultSubnetPrefix;
+  // IsVendorClassSupported: a CA port takes vendor-class agents (ibping's 0x32), as real
+  // HCAs advertise and ibsim's CA ports read once OpenSM has run.
   pi.capability_mask = capmask::kIsTrapSupported | capmask::kIsSlMappingSupported |
                        capmask::kIsExtendedSpeedsSupported | capmask::kIsCapabilityMask2Supported |
-                       capmask::kIsCapabilityMaskNoticeSupported;
+                       capmask::kIsVendorClassSupported | capmask::kIsCapabilityMaskNoticeSupported;
   pi.m_key_lease_period = 4089;
   pi.guid_cap = 32;
   pi.subnet_timeout = 31;

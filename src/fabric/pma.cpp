@@ -153,7 +153,8 @@ bool Fabric::Impl::pma(const InFlight& f, PortRef at, Mad& response) {
   const auto selected = [&](uint8_t select) -> std::optional<std::vector<PortRef>> {
     std::vector<PortRef> out;
     if (select == 0xFF) {
-      for (uint8_t p = is_switch(at.node) ? 1 : 1; p <= num_ports; ++p) out.push_back({at.node, p});
+      if (!is_switch(at.node)) return std::nullopt;  // AllPortSelect is a switch PMA's (below)
+      for (uint8_t p = 1; p <= num_ports; ++p) out.push_back({at.node, p});
       return out;
     }
     if (select > num_ports || (select == 0 && !is_switch(at.node))) return std::nullopt;
@@ -170,7 +171,9 @@ bool Fabric::Impl::pma(const InFlight& f, PortRef at, Mad& response) {
       status = MadStatus::from(InvalidField::kMethodAttributeUnsupported);
     } else {
       mad::ClassPortInfo cpi;
-      cpi.capability_mask = kAllPortSelect | kExtendedWidth | kPortXmitWait;
+      // AllPortSelect (PortSelect 0xFF) on switches only, as ibsim's PMA answers: a CA's
+      // tools read its ports one by one (perfquery -a emulates the sum).
+      cpi.capability_mask = static_cast<uint16_t>((is_switch(at.node) ? kAllPortSelect : 0) | kExtendedWidth | kPortXmitWait);
       cpi.resp_time_value = 18;
       r.data.fill(0);
       mad::encode(cpi, wire::MutByteSpan(r.data));
