@@ -334,7 +334,10 @@ void Session::send_one(const ipc::MadMsg& in, uint32_t seq) {
   out.qkey = QKey(mad->qkey);
   out.sl = mad->sl;
   out.pkey = PKey(mad->pkey);
-  if (!mad::is_response(static_cast<mad::Method>(out.bytes[3]))) {
+  // The agent that sends a request takes its response; the one that sends an RMPP transfer
+  // (an SA's GetTableResp too) takes the receiver's ACKs, STOPs and ABORTs, by TID.
+  const bool rmpp_data = out.bytes[24] != 0 && out.bytes[25] == 1;
+  if (!mad::is_response(static_cast<mad::Method>(out.bytes[3])) || rmpp_data) {
     const uint64_t tid = tid_of(out.bytes);
     if (tid_agent_.size() >= kMaxRememberedTids) {
       tid_agent_.erase(tid_order_.front());

@@ -242,11 +242,17 @@ void Fabric::Impl::deliver(InFlight& f, PortRef at) {
 void Fabric::Impl::deliver_to_agent(const InFlight& f, PortRef at, bool response) {
   const uint8_t cls = f.mad.mgmt_class();
   Agent* target = nullptr;
-  if (response && !requests.empty()) {
+  // RMPP (IBA 13.6): a response may come in several DATA segments, all for the requester;
+  // the requester's ACK/STOP/ABORT carry the same TID and a response method but belong to
+  // the transfer's sender, the agent serving the class here (found below).
+  const bool rmpp_active = f.mad.bytes[24] != 0 && (f.mad.bytes[26] & 0x1) != 0;
+  const bool rmpp_control = rmpp_active && f.mad.bytes[25] >= 2 && f.mad.bytes[25] <= 4;
+  const bool more_segments = rmpp_active && f.mad.bytes[25] == 1 && (f.mad.bytes[26] & 0x4) == 0;
+  if (response && !rmpp_control && !requests.empty()) {
     auto it = requests.find(tid_of(f.mad));
     if (it != requests.end() && agents[it->second - 1].agent && agents[it->second - 1].port == at) {
       target = &agents[it->second - 1];
-      requests.erase(it);
+      if (!more_segments) requests.erase(it);
     }
   }
   if (!target) {

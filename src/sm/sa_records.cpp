@@ -24,8 +24,8 @@ template <class R>
 class Matcher {
  public:
   using Record = R;
-  explicit Matcher(const Request& r)
-      : query_(r.sa.data.data(), mad::wire_size<R>), mask_(r.mask()), get_(r.method() == Method::kGet) {}
+  explicit Matcher(const Request& r, uint64_t ignore = 0)
+      : query_(r.sa.data.data(), mad::wire_size<R>), mask_(r.mask() & ~ignore), get_(r.method() == Method::kGet) {}
 
   void offer(const R& record) {
     if (get_ && count_ > 1) return;  // a Get answers ERR_TOO_MANY_RECORDS already
@@ -90,6 +90,7 @@ void SubnetAdministrator::Impl::node_records(Request& r) {
     rec.node_description = mad::NodeDescription::from(s.topo.node(n).description);
     if (s.is_switch(n)) {
       rec.lid = s.topo.port({n, 0}).lid;
+      rec.node_info.local_port_num = 0;  // the record is port 0's, whichever port the SM came in by
       m.offer(rec);
       continue;
     }
@@ -110,7 +111,11 @@ void SubnetAdministrator::Impl::port_info_records(Request& r) {
   if (!get_or_table(r)) return;
   const auto q = mad::decode<mad::PortInfoRecord>(r.sa.data);
   if (!q) return fail(r, mad::SaStatus::kReqInvalid);
-  Matcher<mad::PortInfoRecord> m(r);
+  // OpenSM's reading of a CapabilityMask component with AttributeModifier bit 31 set (what
+  // saquery -s sends): any of the query's bits set, not the whole mask equal.
+  const uint64_t cap_bit = sa::bit<mad::PortInfoRecord>("CapabilityMask");
+  const bool cap_any = (r.sa.header.attribute_modifier & 0x80000000u) != 0 && (r.mask() & cap_bit) != 0;
+  Matcher<mad::PortInfoRecord> m(r, cap_any ? cap_bit : 0);
   const bool lid_set = (r.mask() & sa::bit<mad::PortInfoRecord>("EndportLID")) != 0;
   for (NodeIndex n : nodes_to_scan(r, node_of_lid_component(r, lid_set, q->endport_lid))) {
     const Subnet& s = r.ctx.subnet();
@@ -118,6 +123,7 @@ void SubnetAdministrator::Impl::port_info_records(Request& r) {
     for (uint8_t p = first; p <= s.topo.node(n).num_ports; ++p) {
       const mad::PortInfo* pi = r.ctx.port_info({n, p});
       if (pi == nullptr) continue;
+      if (cap_any && (pi->capability_mask & q->port_info.capability_mask) == 0) continue;
       mad::PortInfoRecord rec;
       rec.endport_lid = r.ctx.node_lid({n, p});
       rec.port_num = p;

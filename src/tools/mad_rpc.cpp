@@ -314,12 +314,14 @@ Result<std::optional<MadBytes>> MadRpc::next_response(TimePoint deadline) {
 }
 
 Result<MadRpc::SaAnswer> MadRpc::sa_query(uint8_t method, uint16_t attribute_id, uint64_t component_mask,
-                                          std::span<const uint8_t> record, uint64_t sm_key) {
+                                          std::span<const uint8_t> record, uint64_t sm_key,
+                                          uint32_t attribute_modifier) {
   if (sm_lid_ == 0) SOFTIB_TRY(refresh_port());
   if (sm_lid_ == 0) return Status(Code::kUnavailable, "no SA: the port has no SM LID (is an SM running?)");
   mad::SaMad q;
   q.header.method = static_cast<mad::Method>(method);
   q.header.attribute_id = attribute_id;
+  q.header.attribute_modifier = attribute_modifier;
   const uint64_t tid = next_tid();
   q.header.transaction_id = tid;
   q.sm_key = sm_key;

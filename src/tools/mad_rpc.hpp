@@ -89,7 +89,8 @@ class MadRpc {
     uint16_t status = 0;  // MAD status of the answer
   };
   Result<SaAnswer> sa_query(uint8_t method, uint16_t attribute_id, uint64_t component_mask,
-                            std::span<const uint8_t> record, uint64_t sm_key = 0);
+                            std::span<const uint8_t> record, uint64_t sm_key = 0,
+                            uint32_t attribute_modifier = 0);
 
   // The SM's LID, as the local port's PortInfo says (0: no SM yet).
   uint16_t sm_lid() const { return sm_lid_; }

@@ -113,6 +113,62 @@ NORMALISE = {
     "sminfo": norm_sminfo,
 }
 
+# The golden runs reached saquery through umad2sim, which forwards one 256-byte MAD and has
+# no RMPP: a GetTable answer longer than one MAD arrived cut to its first segment, and of
+# that segment only the first 224 bytes of the MAD (168 bytes of SA data) held the SA's
+# records -- what saquery printed after them is not data the SA sent (LinkRecords of LID
+# 9472, PathRecords with DLID 0; see README.md). softib's SA answers the whole table over
+# RMPP. So where commands.json marks an answer as possibly cut, both outputs are compared on
+# the records that lay wholly within those 168 bytes, and nothing else.
+SA_GENUINE_DATA_BYTES = 168
+SA_RECORD_BYTES = {  # make_golden.py's: record size rounded up to 8
+    "NodeRecord": 112, "PortInfoRecord": 72, "PathRecord": 64, "LinkRecord": 8,
+    "SMInfoRecord": 32, "SwitchInfoRecord": 32, "LFTRecord": 72, "MFTRecord": 72,
+    "MCMemberRecord": 56, "ServiceRecord": 176, "PKeyTableRecord": 72,
+    "GUIDInfoRecord": 72, "SL2VLTableRecord": 16, "VLArbTableRecord": 72,
+    "InformInfoRecord": 80,
+}
+RECORD_START = re.compile(r"^([A-Za-z][A-Za-z0-9 ]*?) (?:group |member )?dump:$")
+
+
+def sa_records(text):
+    """(prefix, [record texts]) split at saquery's "<Kind> dump:" lines."""
+    prefix, recs = [], []
+    for line in text.splitlines(True):
+        if RECORD_START.match(line.rstrip("\n")) and not line.startswith("\t"):
+            recs.append([line])
+        elif recs:
+            recs[-1].append(line)
+        else:
+            prefix.append(line)
+    return "".join(prefix), ["".join(r) for r in recs]
+
+
+def cut_like_umad2sim(cmd, want, got):
+    """The records of a possibly cut GetTable answer that the reference holds genuinely."""
+    if not cmd.get("sa_may_be_cut_by_umad2sim"):
+        return want, got
+    _, recs = sa_records(want)
+    m = RECORD_START.match(recs[0].splitlines()[0]) if recs else None
+    size = SA_RECORD_BYTES.get(m.group(1).replace(" ", "")) if m else None
+    if not size:
+        return want, got
+    keep = SA_GENUINE_DATA_BYTES // size
+    out = []
+    for text in (want, got):
+        prefix, r = sa_records(text)
+        out.append(prefix + "".join(r[:keep]))
+    return out[0], out[1]
+
+
+def cut_name_list(cmd, want, got):
+    """saquery -D lists the CAs of every NodeRecord; the reference saw only the NodeRecords
+    of the first MAD (see cut_like_umad2sim), so only as many rows as it printed compare."""
+    if cmd["argv"][0] != "saquery" or not ({"-D", "--list"} & set(cmd["argv"])):
+        return want, got
+    w, g = want.splitlines(True), got.splitlines(True)
+    return want, "".join(g[:len(w)]) if len(g) > len(w) and g[:2] == w[:2] else got
+
 
 def wait_ping_server(fab, meta, host, server, timeout=30):
     """Returns once the ibping server on host_b answers a ping (it registers its agent
@@ -203,6 +259,8 @@ def main():
                     for a, b in CA_RENAME:
                         want_n = want_n.replace(a, b)
                     got_n = norm(common_normalise(r.stdout))
+                    want_n, got_n = cut_like_umad2sim(c, want_n, got_n)
+                    want_n, got_n = cut_name_list(c, want_n, got_n)
                     ok = got_n == want_n and r.returncode == (c["exit_status"] & 0xFF)
                     if not ok:
                         failures.append(c["name"])
