@@ -61,10 +61,10 @@ bench: release
 	python3 bench/routing_quality.py $(BENCH_ARGS)
 	python3 bench/reroute.py $(BENCH_ARGS)
 
-# Only what the demo runs: the softib binary, optimised.
+# Only what the demo runs: softib and softibd, optimised.
 demo: bootstrap
 	cmake --preset release >/dev/null
-	cmake --build --preset release -j $(JOBS) --target softib
+	cmake --build --preset release -j $(JOBS) --target softib softibd
 	bash scripts/demo.sh build/release
 
 clean:

@@ -1,42 +1,72 @@
 #!/usr/bin/env bash
-# The main job, for now (softibd arrives with the daemon issue): bring up the default fabric
-# — the full 2-level fat-tree of 36-port switches, 648 HCAs — with softib's subnet manager
-# through real MAD exchanges, prove from the fabric's own state that it works, and put the
-# same fabric through real OpenSM on ibsim for comparison.
+# The main job: what the admin guides walk a user through, on softib. Bring up the guides'
+# simplest fabric (one switch, host-a and host-b), watch the ports wait in Initializing, start
+# the subnet manager, watch them go Active, list the fabric, check links, ibping a port, read
+# counters, run a fabric diagnosis, break a link and see it, and tear it all down.
 #   scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build/release}
-top=$(cd "$(dirname "$0")/.." && pwd)
-softib="$build/bin/softib"
-fabric="$top/topologies/ft2-648.net"
+softib="$(cd "$build/bin" && pwd)/softib"
 work=$(mktemp -d "${TMPDIR:-/tmp}/softib-demo.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# A private fabric: the demo never touches a fabric the user runs.
+export SOFTIB_FABRIC="demo-$$" SOFTIB_RUNTIME_DIR="$work/run" SOFTIB_STATE_DIR="$work/state"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  "$softib" down >/dev/null 2>&1 || true
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+show() { printf '\033[2m$ %s\033[0m\n' "$*"; "$@"; }
 
-step "The fabric: $fabric"
-"$softib" topo show "$fabric"
+step "Start the fabric daemon: one switch, host-a and host-b (no subnet manager yet)"
+show "$softib" up --no-sm
 
-step "softib sim: the subnet manager brings it up (discovery, LIDs, ftree routing, LFTs, Arm, Activate)"
-"$softib" sim "$fabric" --dump-dir "$work/dumps"
+step "Without a subnet manager the port waits in Initializing (host-a's view)"
+show "$softib" --host host-a stat
 
-step "OpenSM's dump formats, written by softib (first lines)"
-head -n 4 "$work/dumps/opensm-lfts.dump"
-head -n 2 "$work/dumps/opensm-subnet.lst" | cut -c1-160
+step "Start the subnet manager on host-a (as opensm)"
+echo "\$ softib --host host-a sm -s 5 &"
+"$softib" --host host-a sm -s 5 >"$work/sm.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 600); do grep -q "SUBNET UP" "$work/sm.out" && break; sleep 0.05; done
+cat "$work/sm.out"
 
-step "A torus routes with dor (deadlock-free with VLs), a 3-level fat-tree with ftree"
-"$softib" sim torus:8x8,hosts=4 | sed -n '1,5p'
-"$softib" sim ft3:radix=16 | sed -n '1,5p'
+step "Now the port is Active, with the LID the SM assigned"
+show "$softib" --host host-a stat
+show "$softib" sminfo
 
-step "The same 648-HCA fabric under real OpenSM 3.3.23 on ibsim (the anchor)"
-if out=$(python3 "$top/bench/anchors/opensm_ibsim.py" "$fabric" --timeout 120 2>"$work/anchor.err"); then
-  python3 - "$out" <<'PY'
-import json, sys
-r = json.loads(sys.argv[1])
-print(f"OpenSM on ibsim: SUBNET UP after {r['seconds_to_subnet_up'] * 1e3:.0f} ms, "
-      f"OpenSM peak RSS {r['opensm_peak_rss_mb']:.0f} MB (routing engine {r.get('routing_engine_used', '?')})")
-PY
-else
-  echo "(the OpenSM/ibsim anchor could not run here: $(tail -n 1 "$work/anchor.err"))"
-fi
-printf '\nsoftib: every port Active and every CA reaching every LID, checked hop by hop above.\n'
+step "The fabric as the SM sees it"
+show "$softib" hosts
+show "$softib" switches
+show "$softib" linkinfo --switches-only | head -n 4
+
+step "ibping host-b from host-a (host-b runs the ibping server)"
+lid_b=$("$softib" --host host-b stat -s 2>/dev/null | awk '/Base lid/ {print $3}')
+[ -n "$lid_b" ] || lid_b=$("$softib" --host host-b stat | awk '/Base lid/ {print $3}')
+echo "\$ softib --host host-b ping -S &"
+"$softib" --host host-b ping -S >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  "$softib" ping -c 1 -t 100 -L "$lid_b" >/dev/null 2>&1 && break
+  sleep 0.05
+done
+show "$softib" ping -c 5 -L "$lid_b"
+
+step "Port counters of host-a's port"
+show "$softib" perfquery
+
+step "A fabric diagnosis (ibdiagnet-style)"
+show "$softib" diagnet || true
+
+step "Break host-b's link and look again"
+show "$softib" port set host-b 1 down
+show "$softib" linkinfo --cas-only
+"$softib" diagnet >"$work/diag.txt" || true; echo "$ softib diagnet | tail -n 12"; tail -n 12 "$work/diag.txt"
+show "$softib" port set host-b 1 up
+
+step "Tear it down"
+show "$softib" down
