@@ -147,6 +147,14 @@ void SubnetManager::poll_master() {
 
 // An SMInfo request from another SM (or a tool such as sminfo): answer Gets with our SMInfo;
 // Sets are the other SM's commands (IBA 14.4.1.2).
+mad::SMInfo SubnetManager::sminfo_for(std::span<const uint8_t> request_data) const {
+  mad::SMInfo mine = own_sminfo();
+  // SM_Key only to those who know it (IBA 14.4.1.3).
+  auto theirs = mad::decode<mad::SMInfo>(request_data);
+  if (config_.sm_key != 0 && (!theirs || theirs->sm_key != config_.sm_key)) mine.sm_key = 0;
+  return mine;
+}
+
 void SubnetManager::handle_sminfo_request(const Mad& mad) {
   if (mad.mgmt_class() == static_cast<uint8_t>(mad::MgmtClass::kSubnLid)) {
     // A LID-routed Get (sminfo, IBA 14.4.1): answered; SMs here control each other by DR.
@@ -154,11 +162,8 @@ void SubnetManager::handle_sminfo_request(const Mad& mad) {
     if (!smp || smp->header.method != mad::Method::kGet) return;
     mad::Smp response = *smp;
     response.header.method = mad::response_to(smp->header.method);
-    mad::SMInfo mine = own_sminfo();
-    auto theirs = mad::decode<mad::SMInfo>(smp->data);
-    if (config_.sm_key != 0 && (!theirs || theirs->sm_key != config_.sm_key)) mine.sm_key = 0;
     response.data.fill(0);
-    mad::encode(mine, wire::MutByteSpan(response.data));
+    mad::encode(sminfo_for(smp->data), wire::MutByteSpan(response.data));
     Mad out;
     mad::encode(response, wire::MutByteSpan(out.bytes));
     out.dlid = mad.slid;
@@ -213,12 +218,8 @@ void SubnetManager::handle_sminfo_request(const Mad& mad) {
     return;
   }
   mad::DrSmp response = mad::make_dr_response(*smp);
-  mad::SMInfo mine = own_sminfo();
-  // SM_Key only to those who know it (IBA 14.4.1.3).
-  auto theirs = mad::decode<mad::SMInfo>(smp->data);
-  if (config_.sm_key != 0 && (!theirs || theirs->sm_key != config_.sm_key)) mine.sm_key = 0;
   response.data.fill(0);
-  mad::encode(mine, wire::MutByteSpan(response.data));
+  mad::encode(sminfo_for(smp->data), wire::MutByteSpan(response.data));
   Mad out;
   mad::encode(response, wire::MutByteSpan(out.bytes));
   out.dlid = mad.slid;

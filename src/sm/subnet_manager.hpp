@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -124,6 +125,8 @@ class SubnetManager {
   std::optional<NodeIndex> switch_with_lid(Lid lid) const;
   // election (sm_election.cpp)
   mad::SMInfo own_sminfo() const;
+  // Our SMInfo as an answer to a request carrying `request_data` (SM_Key hidden unless known).
+  mad::SMInfo sminfo_for(std::span<const uint8_t> request_data) const;
   void query_sm(NodeIndex n, uint8_t port);
   void remote_sm_info(const Transactions::Context& c, const mad::DrSmp& smp);
   // After discovery: true when this SM is (still) master and goes on to configure.
