@@ -10,6 +10,7 @@
 #include "fabric/device_model.hpp"
 #include "mad/attribute_id.hpp"
 #include "mad/dr_smp.hpp"
+#include "mad/smp.hpp"
 #include "sm/subnet_manager.hpp"
 
 namespace softib::sm {
@@ -146,7 +147,25 @@ void SubnetManager::poll_master() {
 // An SMInfo request from another SM (or a tool such as sminfo): answer Gets with our SMInfo;
 // Sets are the other SM's commands (IBA 14.4.1.2).
 void SubnetManager::handle_sminfo_request(const Mad& mad) {
-  if (mad.mgmt_class() != static_cast<uint8_t>(mad::MgmtClass::kSubnDirected)) return;  // LID-routed: not used by SMs here
+  if (mad.mgmt_class() == static_cast<uint8_t>(mad::MgmtClass::kSubnLid)) {
+    // A LID-routed Get is a tool's (sminfo, ibdiagnet), answered as OpenSM answers it; SMs
+    // send each other their Sets directed-route.
+    auto smp = mad::decode<mad::Smp>(mad.bytes);
+    if (!smp || smp->header.method != mad::Method::kGet) return;
+    mad::Smp response = *smp;
+    response.header.method = mad::Method::kGetResp;
+    mad::SMInfo mine = own_sminfo();
+    auto theirs = mad::decode<mad::SMInfo>(smp->data);
+    if (config_.sm_key != 0 && (!theirs || theirs->sm_key != config_.sm_key)) mine.sm_key = 0;
+    response.data.fill(0);
+    mad::encode(mine, wire::MutByteSpan(response.data));
+    Mad out;
+    mad::encode(response, wire::MutByteSpan(out.bytes));
+    out.dlid = mad.slid;
+    (void)port_.send(out);
+    return;
+  }
+  if (mad.mgmt_class() != static_cast<uint8_t>(mad::MgmtClass::kSubnDirected)) return;
   auto smp = mad::decode<mad::DrSmp>(mad.bytes);
   if (!smp) return;
   const auto method = smp->method;
