@@ -1,9 +1,18 @@
-// softib topo gen|show: see topo_command.hpp.
+// softib topo gen|show: see topo_command.hpp. softib topo diff: the live fabric against a
+// net file (fabric_diff.hpp).
+#include <cstdio>
 #include <iostream>
+
+#include <fmt/format.h>
 
 #include "base/file.hpp"
 #include "tools/command.hpp"
+#include "tools/discovery.hpp"
+#include "tools/fabric_diff.hpp"
+#include "tools/host.hpp"
+#include "tools/mad_rpc.hpp"
 #include "tools/topo_command.hpp"
+#include "tools/topology_source.hpp"
 
 namespace softib::tools {
 
@@ -34,6 +43,37 @@ void register_topo(CLI::App& app, CommandContext& ctx) {
     auto text = topo_show(*source);
     if (!text) return (void)ctx.fail(text.error());
     std::cout << *text;
+  });
+
+  auto expected = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* diff = topo->add_subcommand("diff", "Compare the live fabric with a net file: nodes, links, cabling");
+  diff->add_option("FILE", *expected, "the expected topology (a net file, or a generator spec)")->required();
+  diff->add_flag("--json", *json, "JSON output");
+  diff->callback([expected, json, &ctx] {
+    auto loaded = load_topology(*expected);
+    if (!loaded) return (void)ctx.fail(loaded.error());  // file:line and the reason; exit 2
+    auto rpc = open_tool_port(ctx.fabric, ctx.host, 1, RpcOptions{});
+    if (!rpc) return (void)ctx.fail(rpc.error());
+    auto live = discover(*rpc);
+    if (!live) {
+      ctx.fail(live.error());
+      if (ctx.exit_code != 3) ctx.exit_code = 1;
+      return;
+    }
+    const ExpectedFabric want(loaded->topology);
+    const TopoDiff d = diff_topology(*live, want);
+    if (*json) {
+      nlohmann::json j = d.to_json();
+      j["file"] = *expected;
+      std::cout << j.dump(1) << "\n";
+    } else {
+      std::string lines;
+      for (const DiffEntry& e : d.entries) lines += e.text + "\n";
+      lines += d.summary();
+      std::fwrite(lines.data(), 1, lines.size(), stdout);
+    }
+    ctx.exit_code = d.entries.empty() ? 0 : 1;
   });
 }
 

@@ -26,6 +26,13 @@ int main(int argc, char** argv) {
   register_routes(app, ctx);
   register_discover(app, ctx);
   register_diagnet(app, ctx);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; every usage error is status 2 (command.hpp), not CLI11's
+    // own 100+ codes.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
   return ctx.exit_code;
 }
