@@ -64,7 +64,7 @@ show "$softib" diagnet || true
 
 step "Break host-b's link and look again"
 show "$softib" port set host-b 1 down
-show "$softib" linkinfo --cas-only
+show "$softib" linkinfo --switches-only | head -n 4
 "$softib" diagnet >"$work/diag.txt" || true; echo "$ softib diagnet | tail -n 12"; tail -n 12 "$work/diag.txt"
 show "$softib" port set host-b 1 up
 
