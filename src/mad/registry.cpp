@@ -32,6 +32,12 @@
 #include "mad/smp.hpp"
 #include "mad/switch_info.hpp"
 #include "mad/switch_info_record.hpp"
+#include "mad/sm_info_record.hpp"
+#include "mad/guid_info_record.hpp"
+#include "mad/sl_to_vl_table_record.hpp"
+#include "mad/vl_arbitration_table_record.hpp"
+#include "mad/mft_record.hpp"
+#include "mad/inform_info_record.hpp"
 #include "mad/trap128_details.hpp"
 #include "mad/trap144_details.hpp"
 #include "mad/trap_gid_details.hpp"
@@ -75,6 +81,12 @@ constexpr std::array kAttributes{
     entry<PKeyTableRecord>(kSa),
     entry<PathRecord>(kSa),
     entry<MCMemberRecord>(kSa),
+    entry<SLtoVLMappingTableRecord>(kSa),
+    entry<MulticastForwardingTableRecord>(kSa),
+    entry<SMInfoRecord>(kSa),
+    entry<GUIDInfoRecord>(kSa),
+    entry<VLArbitrationTableRecord>(kSa),
+    entry<InformInfoRecord>(kSa),
     entry<ClassPortInfo>(kPma),
     entry<PortCounters>(kPma),
     entry<PortCountersExtended>(kPma),

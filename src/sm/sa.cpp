@@ -214,6 +214,12 @@ void SubnetAdministrator::Impl::dispatch(Request& r) {
     case SaAttr::kMCMemberRecord: return mc_member_records(r);
     case SaAttr::kServiceRecord: return service_records(r);
     case SaAttr::kInformInfo: return inform_info(r);
+    case SaAttr::kInformInfoRecord: return inform_info_records(r);
+    case SaAttr::kSMInfoRecord: return sm_info_records(r);
+    case SaAttr::kGuidInfoRecord: return guid_info_records(r);
+    case SaAttr::kSLtoVLMappingTableRecord: return sl2vl_records(r);
+    case SaAttr::kVLArbitrationTableRecord: return vl_arb_records(r);
+    case SaAttr::kMulticastForwardingTableRecord: return mft_records(r);
     default:
       return fail(r, mad::MadStatus::from(mad::InvalidField::kMethodAttributeUnsupported));
   }
@@ -225,11 +231,17 @@ void SubnetAdministrator::Impl::class_port_info(Request& r) {
   mad::ClassPortInfo cpi;
   cpi.base_version = 1;
   cpi.class_version = mad::kSaClassVersion;
-  // IBA 15.2.5.1 (OpenSM's bits): IsSubnetGetSetNoticeSupported, IsUDMulticastSupported.
-  cpi.capability_mask = 1u << 1 | 1u << 9;
-  // IsExtendedSpeedsSupported, IsSendOnlyFullMemberSupported, IsLinkWidth2xSupported,
-  // IsLinkSpeedHDRSupported.
-  cpi.capability_mask2 = 1u << 7 | 1u << 12 | 1u << 13 | 1u << 15;
+  // IBA 15.2.5.1, the bits of OpenSM's set that this SA implements: IsSubnetGetSetNotice-
+  // Supported, IsPortInfoCapMaskMatchSupported (PortInfoRecord, AttributeModifier bit 31)
+  // and, with multicast on, IsUDMulticastSupported. OpenSM (built with dual-sided RMPP)
+  // also claims IsMultiPathSupported: this SA has no MultiPathRecord.
+  cpi.capability_mask = 1u << 1 | 1u << 13;
+  if (!r.ctx.config().disable_multicast) cpi.capability_mask |= 1u << 9;
+  // IsFullPortInfoRecordSupported, IsExtendedSpeedsSupported, IsPortInfoCapMask2Match-
+  // Supported, IsSendOnlyFullMemberSupported, IsLinkWidth2xSupported, IsLinkSpeedHDR-
+  // Supported. Not OpenSM's IsMulticastTopSupported (the SM leaves MulticastFDBTop alone),
+  // IsAliasGUIDsSupported (no GUIDInfoRecord Set) or IsMulticastServiceRecordsSupported.
+  cpi.capability_mask2 = 1u << 6 | 1u << 7 | 1u << 10 | 1u << 12 | 1u << 13 | 1u << 15;
   cpi.resp_time_value = resp_time_value(r.ctx.config().transaction_timeout);
   cpi.redirect_qp = Qpn(1);
   cpi.redirect_qkey = QKey(0x80010000);

@@ -29,6 +29,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/clock.hpp"
@@ -36,6 +37,7 @@
 #include "base/gid.hpp"
 #include "base/ids.hpp"
 #include "mad/notice.hpp"
+#include "mad/sm_info.hpp"
 #include "sm/mad_port.hpp"
 #include "sm/partitions.hpp"
 #include "sm/routing_engine.hpp"
@@ -59,6 +61,10 @@ struct SaView {
   // The P_Key table the SM programs into an end port (CA/router port or switch port 0).
   // Empty: the SA derives it from `partitions` (partition_keys, sm/pkey_tables.hpp).
   std::function<std::vector<PKey>(PortRef end_port)> pkey_table;
+  // SMInfoRecord: this SM's SMInfo (ActCount: the SMPs it sent) and what the other SMs it
+  // found last said of themselves, by their port's LID.
+  mad::SMInfo own_sm_info;
+  std::vector<std::pair<Lid, mad::SMInfo>> other_sms;
 };
 
 // A multicast group (IBA 15.2.5.17): created by the first join (or by the SM for a

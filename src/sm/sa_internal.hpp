@@ -207,6 +207,12 @@ struct SubnetAdministrator::Impl {
   void mc_member_records(sa::Request& r);
   void service_records(sa::Request& r);
   void inform_info(sa::Request& r);
+  void inform_info_records(sa::Request& r);
+  void sm_info_records(sa::Request& r);
+  void guid_info_records(sa::Request& r);
+  void sl2vl_records(sa::Request& r);
+  void vl_arb_records(sa::Request& r);
+  void mft_records(sa::Request& r);
 
   // Multicast (sa_mcast.cpp).
   void mc_join(sa::Request& r, const mad::MCMemberRecord& q);

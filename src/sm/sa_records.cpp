@@ -1,15 +1,23 @@
 // SA records read off the SM's view of the subnet: NodeRecord, PortInfoRecord, LinkRecord,
-// SwitchInfoRecord, LinearForwardingTableRecord and P_KeyTableRecord (IBA 15.2.5). Every
-// one is built for each element the subnet has and kept when it matches the query's
-// components; a LID component narrows the search to that node first.
+// SwitchInfoRecord, LinearForwardingTableRecord, P_KeyTableRecord, SMInfoRecord,
+// GUIDInfoRecord, SLtoVLMappingTableRecord, VLArbitrationTableRecord,
+// MulticastForwardingTableRecord and InformInfoRecord (IBA 15.2.5). Every one is built for
+// each element the subnet has and kept when it matches the query's components; a LID
+// component narrows the search to that node first.
 #include <algorithm>
 
+#include "mad/guid_info_record.hpp"
+#include "mad/inform_info_record.hpp"
 #include "mad/lft_record.hpp"
 #include "mad/link_record.hpp"
 #include "mad/node_record.hpp"
 #include "mad/pkey_table_record.hpp"
+#include "mad/mft_record.hpp"
 #include "mad/port_info_record.hpp"
+#include "mad/sl_to_vl_table_record.hpp"
+#include "mad/sm_info_record.hpp"
 #include "mad/switch_info_record.hpp"
+#include "mad/vl_arbitration_table_record.hpp"
 #include "sm/sa_internal.hpp"
 
 namespace softib::sm {
@@ -68,6 +76,14 @@ std::vector<NodeIndex> nodes_to_scan(const Request& r, std::optional<NodeIndex> 
   return out;
 }
 
+// False when the requester is known and shares no partition with end port `e` (OpenSM's
+// osm_physp_share_pkey check: records of ports the requester may not see are left out).
+bool visible(const Request& r, std::optional<uint32_t> e) {
+  if (!e || !r.ctx.ready()) return true;
+  const auto req = r.requester();
+  return !req || r.ctx.share_pkey(*req, *e);
+}
+
 }  // namespace
 
 bool SubnetAdministrator::Impl::get_or_table(const Request& r) {
@@ -115,7 +131,10 @@ void SubnetAdministrator::Impl::port_info_records(Request& r) {
   // saquery -s sends): any of the query's bits set, not the whole mask equal.
   const uint64_t cap_bit = sa::bit<mad::PortInfoRecord>("CapabilityMask");
   const bool cap_any = (r.sa.header.attribute_modifier & 0x80000000u) != 0 && (r.mask() & cap_bit) != 0;
-  Matcher<mad::PortInfoRecord> m(r, cap_any ? cap_bit : 0);
+  // ... and of a CapabilityMask2 component: every bit of the query's set.
+  const uint64_t cap2_bit = sa::bit<mad::PortInfoRecord>("CapabilityMask2");
+  const bool cap2_all = (r.sa.header.attribute_modifier & 0x80000000u) != 0 && (r.mask() & cap2_bit) != 0;
+  Matcher<mad::PortInfoRecord> m(r, (cap_any ? cap_bit : 0) | (cap2_all ? cap2_bit : 0));
   const bool lid_set = (r.mask() & sa::bit<mad::PortInfoRecord>("EndportLID")) != 0;
   for (NodeIndex n : nodes_to_scan(r, node_of_lid_component(r, lid_set, q->endport_lid))) {
     const Subnet& s = r.ctx.subnet();
@@ -124,6 +143,8 @@ void SubnetAdministrator::Impl::port_info_records(Request& r) {
       const mad::PortInfo* pi = r.ctx.port_info({n, p});
       if (pi == nullptr) continue;
       if (cap_any && (pi->capability_mask & q->port_info.capability_mask) == 0) continue;
+      if (cap2_all && (pi->capability_mask2 & q->port_info.capability_mask2) != q->port_info.capability_mask2)
+        continue;
       mad::PortInfoRecord rec;
       rec.endport_lid = r.ctx.node_lid({n, p});
       rec.port_num = p;
@@ -241,9 +262,11 @@ void SubnetAdministrator::Impl::pkey_table_records(Request& r) {
           keys = e ? r.ctx.pkeys(*e) : std::vector<PKey>{PKey::default_full()};
           if (cap != 0 && keys.size() > cap) keys.resize(cap);
         }
+        // Every block of the port's table (PartitionCap entries, OpenSM's
+        // osm_pkey_tbl_get_num_blocks), the ones past the last P_Key empty.
         const size_t blocks = std::max<size_t>(1, (keys.size() + kPerBlock - 1) / kPerBlock);
         const size_t cap_blocks = std::max<size_t>(blocks, (cap + kPerBlock - 1) / kPerBlock);
-        for (size_t b = 0; b < (block_set ? cap_blocks : blocks); ++b) {
+        for (size_t b = 0; b < cap_blocks; ++b) {
           if (block_set && b != q->block_num) continue;
           mad::PKeyTableRecord rec;
           rec.lid = r.ctx.node_lid(ref);
@@ -254,6 +277,199 @@ void SubnetAdministrator::Impl::pkey_table_records(Request& r) {
           m.offer(rec);
         }
       }
+    }
+  }
+  answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);
+}
+
+// SMInfoRecord: this SM first, then the other SMs its sweeps found (OpenSM's order). The
+// SM_Key is not shown (OpenSM leaves it 0 in every record); ActCount is the SMPs the SM sent.
+void SubnetAdministrator::Impl::sm_info_records(Request& r) {
+  if (!get_or_table(r)) return;
+  const auto q = mad::decode<mad::SMInfoRecord>(r.sa.data);
+  if (!q) return fail(r, mad::SaStatus::kReqInvalid);
+  Matcher<mad::SMInfoRecord> m(r);
+  const SaView& v = r.ctx.view();
+  if (r.ctx.ready() && v.sm_lid.value() != 0 && visible(r, r.ctx.endpoint_by_lid(v.sm_lid))) {
+    mad::SMInfoRecord rec{v.sm_lid, v.own_sm_info};
+    rec.sm_info.sm_key = 0;
+    m.offer(rec);
+  }
+  for (const auto& [lid, info] : v.other_sms) {
+    mad::SMInfoRecord rec{lid, info};
+    rec.sm_info.sm_key = 0;
+    m.offer(rec);
+  }
+  answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);
+}
+
+// GUIDInfoRecord: the GUIDInfo blocks (GUIDCap / 8, rounded up) of every end port (CA and
+// router ports, switch port 0). The SM assigns no alias GUIDs, so entry 0 of block 0 is the
+// port GUID and every other entry is 0.
+void SubnetAdministrator::Impl::guid_info_records(Request& r) {
+  if (!get_or_table(r)) return;
+  const auto q = mad::decode<mad::GUIDInfoRecord>(r.sa.data);
+  if (!q) return fail(r, mad::SaStatus::kReqInvalid);
+  Matcher<mad::GUIDInfoRecord> m(r);
+  const bool lid_set = (r.mask() & sa::bit<mad::GUIDInfoRecord>("LID")) != 0;
+  if (r.ctx.ready()) {
+    for (NodeIndex n : nodes_to_scan(r, node_of_lid_component(r, lid_set, q->lid))) {
+      const Subnet& s = r.ctx.subnet();
+      const bool sw = s.is_switch(n);
+      for (uint8_t p = sw ? 0 : 1; p <= (sw ? 0 : s.topo.node(n).num_ports); ++p) {
+        const PortRef ref{n, p};
+        const mad::PortInfo* pi = r.ctx.port_info(ref);
+        if (pi == nullptr || pi->guid_cap == 0) continue;
+        const Guid guid = s.topo.port(ref).guid;
+        const auto e = r.ctx.endpoint_by_guid(guid);
+        if (!e || r.ctx.endpoint(*e).owner != ref || !visible(r, e)) continue;
+        const Lid lid = r.ctx.node_lid(ref);
+        // A LID names the port when it lies in the port's LMC range.
+        if (lid_set && (q->lid.value() < lid.value() || q->lid.value() >= lid.value() + (1u << pi->lmc))) continue;
+        const size_t blocks = (size_t{pi->guid_cap} + mad::GUIDInfo::kGuidsPerBlock - 1) / mad::GUIDInfo::kGuidsPerBlock;
+        for (size_t b = 0; b < blocks; ++b) {
+          mad::GUIDInfoRecord rec;
+          rec.lid = lid;
+          rec.block_num = static_cast<uint8_t>(b);
+          if (b == 0) rec.guid_info.guids[0] = guid;
+          m.offer(rec);
+        }
+      }
+    }
+  }
+  answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);
+}
+
+// SLtoVLMappingTableRecord: a CA or router port's table (InputPortNum and OutputPortNum 0),
+// and every (output, input) port pair of a switch, as the SM programs them: its routing
+// engine's VL plan on switches, VL 0 for every SL elsewhere (the SM programs no other).
+void SubnetAdministrator::Impl::sl2vl_records(Request& r) {
+  if (!get_or_table(r)) return;
+  const auto q = mad::decode<mad::SLtoVLMappingTableRecord>(r.sa.data);
+  if (!q) return fail(r, mad::SaStatus::kReqInvalid);
+  Matcher<mad::SLtoVLMappingTableRecord> m(r);
+  const bool lid_set = (r.mask() & sa::bit<mad::SLtoVLMappingTableRecord>("LID")) != 0;
+  const bool out_set = (r.mask() & sa::bit<mad::SLtoVLMappingTableRecord>("OutputPortNum")) != 0;
+  const bool in_set = (r.mask() & sa::bit<mad::SLtoVLMappingTableRecord>("InputPortNum")) != 0;
+  const SaView& v = r.ctx.view();
+  if (r.ctx.ready()) {
+    for (NodeIndex n : nodes_to_scan(r, node_of_lid_component(r, lid_set, q->lid))) {
+      const Subnet& s = r.ctx.subnet();
+      const uint8_t ports = s.topo.node(n).num_ports;
+      if (!s.is_switch(n)) {
+        for (uint8_t p = 1; p <= ports; ++p) {
+          const PortRef ref{n, p};
+          const auto e = r.ctx.endpoint_by_guid(s.topo.port(ref).guid);
+          if (!e || r.ctx.endpoint(*e).owner != ref || !visible(r, e)) continue;
+          if (lid_set && r.ctx.node_lid(ref) != q->lid) continue;
+          m.offer(mad::SLtoVLMappingTableRecord{r.ctx.node_lid(ref), 0, 0, {}});
+        }
+        continue;
+      }
+      const SwitchIndex sw = r.ctx.graph().switch_of(n);
+      if (!visible(r, r.ctx.endpoint_by_lid(r.ctx.node_lid({n, 0})))) continue;
+      const auto* plan = v.tables != nullptr && v.tables->vl_plan ? &*v.tables->vl_plan : nullptr;
+      for (uint8_t out = 0; out <= ports; ++out) {
+        if (out_set && out != q->output_port_num) continue;
+        mad::SLtoVLMappingTable table;
+        if (plan != nullptr && sw < plan->sl2vl.size() && out < plan->sl2vl[sw].size())
+          table.vl_for_sl = plan->sl2vl[sw][out];
+        for (uint8_t in = 0; in <= ports; ++in) {
+          if (in_set && in != q->input_port_num) continue;
+          m.offer(mad::SLtoVLMappingTableRecord{r.ctx.node_lid({n, 0}), in, out, table});
+        }
+      }
+    }
+  }
+  answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);
+}
+
+// VLArbitrationTableRecord: blocks 1-4 of a CA or router port, or of every port of a switch.
+// The SM programs no VL arbitration tables, so every entry is VL 0 weight 0 (what OpenSM
+// reports with QoS off).
+void SubnetAdministrator::Impl::vl_arb_records(Request& r) {
+  if (!get_or_table(r)) return;
+  const auto q = mad::decode<mad::VLArbitrationTableRecord>(r.sa.data);
+  if (!q) return fail(r, mad::SaStatus::kReqInvalid);
+  Matcher<mad::VLArbitrationTableRecord> m(r);
+  const bool lid_set = (r.mask() & sa::bit<mad::VLArbitrationTableRecord>("LID")) != 0;
+  if (r.ctx.ready()) {
+    for (NodeIndex n : nodes_to_scan(r, node_of_lid_component(r, lid_set, q->lid))) {
+      const Subnet& s = r.ctx.subnet();
+      const bool sw = s.is_switch(n);
+      if (sw && !visible(r, r.ctx.endpoint_by_lid(r.ctx.node_lid({n, 0})))) continue;
+      for (uint8_t p = sw ? 0 : 1; p <= s.topo.node(n).num_ports; ++p) {
+        const PortRef ref{n, p};
+        if (!sw) {
+          const auto e = r.ctx.endpoint_by_guid(s.topo.port(ref).guid);
+          if (!e || r.ctx.endpoint(*e).owner != ref || !visible(r, e)) continue;
+          if (lid_set && r.ctx.node_lid(ref) != q->lid) continue;
+        }
+        for (uint8_t block = 1; block <= 4; ++block)
+          m.offer(mad::VLArbitrationTableRecord{r.ctx.node_lid(ref), p, block, {}});
+      }
+    }
+  }
+  answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);
+}
+
+// MulticastForwardingTableRecord: the MFTs the SM programs (multicast_tables over the SA's
+// groups), per switch the blocks up to the last one that forwards anything, each in every
+// position (16 ports a position); a switch that forwards no group has none (OpenSM's
+// max_block_in_use).
+void SubnetAdministrator::Impl::mft_records(Request& r) {
+  if (!get_or_table(r)) return;
+  const auto q = mad::decode<mad::MulticastForwardingTableRecord>(r.sa.data);
+  if (!q) return fail(r, mad::SaStatus::kReqInvalid);
+  Matcher<mad::MulticastForwardingTableRecord> m(r);
+  const bool lid_set = (r.mask() & sa::bit<mad::MulticastForwardingTableRecord>("LID")) != 0;
+  if (r.ctx.ready() && !r.ctx.config().disable_multicast) {
+    const auto tables = multicast_tables(r.ctx.graph(), r.ctx.subnet(), groups);
+    constexpr size_t kPerBlock = mad::MulticastForwardingTable::kLidsPerBlock;
+    for (NodeIndex n : nodes_to_scan(r, node_of_lid_component(r, lid_set, q->lid))) {
+      const Subnet& s = r.ctx.subnet();
+      const SwitchIndex sw = r.ctx.graph().switch_of(n);
+      if (sw == kNoSwitch || sw >= tables.size() || s.nodes[n.value()].sw.multicast_fdb_cap == 0) continue;
+      if (!visible(r, r.ctx.endpoint_by_lid(r.ctx.node_lid({n, 0})))) continue;
+      const auto& per_mlid = tables[sw];
+      size_t used = 0;  // MLIDs up to the last one with a port
+      for (size_t i = 0; i < per_mlid.size(); ++i)
+        if (per_mlid[i] != std::array<uint64_t, 4>{}) used = i + 1;
+      const size_t blocks = (used + kPerBlock - 1) / kPerBlock;
+      const uint8_t positions = static_cast<uint8_t>(s.topo.node(n).num_ports / 16 + 1);
+      for (size_t b = 0; b < blocks; ++b) {
+        for (uint8_t pos = 0; pos < positions; ++pos) {
+          mad::MulticastForwardingTableRecord rec;
+          rec.lid = r.ctx.node_lid({n, 0});
+          rec.position = pos;
+          rec.block_num = static_cast<uint16_t>(b);
+          for (size_t i = 0; i < kPerBlock; ++i) {
+            const size_t mlid = b * kPerBlock + i;
+            if (mlid < per_mlid.size())
+              rec.mft.port_masks[i] = static_cast<uint16_t>(per_mlid[mlid][pos / 4] >> (16 * (pos % 4)));
+          }
+          m.offer(rec);
+        }
+      }
+    }
+  }
+  answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);
+}
+
+// InformInfoRecord: the SA's subscriptions, of subscribers that share a partition with the
+// requester. The subscriber's QPN is shown to trusted requesters only (C15-0.2-1.16); the
+// Enum is 0, as OpenSM numbers them.
+void SubnetAdministrator::Impl::inform_info_records(Request& r) {
+  if (!get_or_table(r)) return;
+  if (!mad::decode<mad::InformInfoRecord>(r.sa.data)) return fail(r, mad::SaStatus::kReqInvalid);
+  Matcher<mad::InformInfoRecord> m(r);
+  if (r.ctx.ready()) {
+    for (const sa::Subscription& sub : subscriptions) {
+      const auto e = r.ctx.endpoint_by_gid(sub.subscriber_gid);
+      if (!e || !visible(r, e)) continue;
+      mad::InformInfoRecord rec{sub.subscriber_gid, 0, sub.info};
+      if (!r.trusted) rec.inform_info.qpn = Qpn(0);
+      m.offer(rec);
     }
   }
   answer(r, m.bytes(), m.count(), mad::wire_size<decltype(m)::Record>);

@@ -22,7 +22,7 @@ struct SmConfig {
   uint64_t subnet_prefix = 0xFE80000000000000ULL;
   uint32_t sweep_interval = 10;            // seconds; 0 disables periodic sweeps
   std::string partition_config_file;       // empty: none
-  uint64_t sm_key = 0;
+  uint64_t sm_key = 1;                     // OpenSM's default (OSM_DEFAULT_SM_KEY, also its sa_key)
   uint64_t m_key = 0;
   uint32_t max_wire_smps = 4;              // outstanding SMPs
   uint32_t transaction_timeout = 200;      // ms

@@ -40,6 +40,15 @@ SaView SubnetManager::sa_view() const {
   v.partitions = &partitions_;
   v.sm_lid = sm_lid_;
   v.pkey_table = [this](PortRef p) { return pkey_table_for(p); };
+  v.own_sm_info = own_sminfo();
+  for (const RemoteSm& r : other_sms_) {
+    mad::SMInfo si;
+    si.guid = r.guid;
+    si.act_count = r.act_count;
+    si.priority = r.priority;
+    si.sm_state = r.state;
+    v.other_sms.emplace_back(r.lid, si);
+  }
   return v;
 }
 

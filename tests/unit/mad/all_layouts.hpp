@@ -33,6 +33,12 @@
 #include "mad/smp.hpp"
 #include "mad/switch_info.hpp"
 #include "mad/switch_info_record.hpp"
+#include "mad/sm_info_record.hpp"
+#include "mad/guid_info_record.hpp"
+#include "mad/sl_to_vl_table_record.hpp"
+#include "mad/vl_arbitration_table_record.hpp"
+#include "mad/mft_record.hpp"
+#include "mad/inform_info_record.hpp"
 #include "mad/trap128_details.hpp"
 #include "mad/trap144_details.hpp"
 #include "mad/trap_gid_details.hpp"
@@ -51,6 +57,8 @@ using AllLayouts = ::testing::Types<
     // SA records
     PathRecord, NodeRecord, PortInfoRecord, LinkRecord, SwitchInfoRecord,
     LinearForwardingTableRecord, MCMemberRecord, ServiceRecord, PKeyTableRecord, InformInfo,
+    SLtoVLMappingTableRecord, MulticastForwardingTableRecord, SMInfoRecord, GUIDInfoRecord,
+    VLArbitrationTableRecord, InformInfoRecord,
     // PMA
     ClassPortInfo, PortCounters, PortCountersExtended>;
 

@@ -22,7 +22,7 @@ TEST(MadRegistry, ListsEveryAttributeOncePerClass) {
     EXPECT_NE(attribute_name(e.mgmt_class, e.attribute_id), "") << e.layout.name;
     EXPECT_EQ(find_attribute(e.mgmt_class, e.attribute_id), &e.layout);
   }
-  EXPECT_EQ(attribute_layouts().size(), 27u);
+  EXPECT_EQ(attribute_layouts().size(), 33u);
   EXPECT_EQ(mad_layouts().size(), 7u);
   EXPECT_EQ(detail_layouts().size(), 3u);
   EXPECT_EQ(find_attribute(MgmtClass::kSubnDirected, 0x0015)->name, "PortInfo");

@@ -11,10 +11,13 @@
 
 #include "fabric/generators.hpp"
 #include "mad/class_port_info.hpp"
+#include "mad/guid_info_record.hpp"
 #include "mad/inform_info.hpp"
+#include "mad/inform_info_record.hpp"
 #include "mad/lft_record.hpp"
 #include "mad/link_record.hpp"
 #include "mad/mc_member_record.hpp"
+#include "mad/mft_record.hpp"
 #include "mad/node_record.hpp"
 #include "mad/notice.hpp"
 #include "mad/path_record.hpp"
@@ -22,8 +25,11 @@
 #include "mad/port_info_record.hpp"
 #include "mad/sa_mad.hpp"
 #include "mad/service_record.hpp"
+#include "mad/sl_to_vl_table_record.hpp"
+#include "mad/sm_info_record.hpp"
 #include "mad/switch_info_record.hpp"
 #include "mad/trap_gid_details.hpp"
+#include "mad/vl_arbitration_table_record.hpp"
 #include "sm/sa.hpp"
 #include "sm/sim.hpp"
 
@@ -322,14 +328,17 @@ TEST(SaRecords, PKeyTableRecordsForTrustedRequestersFromPartitions) {
   mad::PKeyTableRecord q;
   q.lid = h.lid(h.cas[1]);
   const auto recs = h.table(q, mask<mad::PKeyTableRecord>({"LID"}), {}, 0x77);
-  ASSERT_EQ(recs.size(), 1u);
+  // Every block of the table (PartitionCap entries), the ones past the keys empty.
+  const size_t cap = h.subnet().nodes[h.graph().endpoints()[h.cas[1]].owner.node.value()].info.partition_cap;
+  ASSERT_EQ(recs.size(), std::max<size_t>(1, (cap + 31) / 32));
+  for (size_t b = 1; b < recs.size(); ++b) EXPECT_EQ(recs[b].pkey_table, mad::PKeyTable{});
   EXPECT_EQ(recs[0].pkey_table.pkeys[0], PKey(0x8010));  // indx0
   EXPECT_EQ(recs[0].pkey_table.pkeys[1], PKey(0x7FFF));
   EXPECT_EQ(recs[0].pkey_table.pkeys[2], PKey(0));
   // The SM's own port is the default partition's full member.
   q.lid = h.sim->sm().lid();
   const auto sm = h.table(q, mask<mad::PKeyTableRecord>({"LID"}), {}, 0x77);
-  ASSERT_EQ(sm.size(), 1u);
+  ASSERT_GE(sm.size(), 1u);
   EXPECT_EQ(sm[0].pkey_table.pkeys[0], PKey(0xFFFF));
 }
 
@@ -340,6 +349,9 @@ TEST(SaRecords, ClassPortInfo) {
   const auto cpi = only<mad::ClassPortInfo>(m);
   EXPECT_EQ(cpi.class_version, 2);
   EXPECT_TRUE(cpi.capability_mask & (1u << 9));  // IsUDMulticastSupported
+  // IsSubnetGetSetNoticeSupported, IsPortInfoCapMaskMatchSupported; no MultiPathRecord.
+  EXPECT_EQ(cpi.capability_mask, 0x2202);
+  EXPECT_EQ(cpi.capability_mask2, 0xB4C0u);
   EXPECT_EQ(cpi.resp_time_value, 16);            // 200 ms: 4.096 us * 2^16 = 268 ms
 }
 
@@ -378,7 +390,10 @@ TEST(SaRecords, TheSmsOwnPKeyTablesWinOverDerivedOnes) {
   mad::PKeyTableRecord q;
   q.lid = h.lid(h.cas[1]);
   const auto recs = h.table(q, mask<mad::PKeyTableRecord>({"LID"}), {}, 0x77);
-  ASSERT_EQ(recs.size(), 1u);
+  // Every block of the table (PartitionCap entries), the ones past the keys empty.
+  const size_t cap = h.subnet().nodes[h.graph().endpoints()[h.cas[1]].owner.node.value()].info.partition_cap;
+  ASSERT_EQ(recs.size(), std::max<size_t>(1, (cap + 31) / 32));
+  for (size_t b = 1; b < recs.size(); ++b) EXPECT_EQ(recs[b].pkey_table, mad::PKeyTable{});
   EXPECT_EQ(recs[0].pkey_table.pkeys[1], PKey(0x8123));
   // Block 1 exists (PartitionCap allows it) and is empty.
   q.block_num = 1;
@@ -1327,6 +1342,169 @@ TEST(SaServices, LidRangeAndGidSubscriptions) {
   // A GID the SM does not know cannot be subscribed to.
   by_gid.gid = Gid(Gid::kDefaultSubnetPrefix, Guid(0xBAD));
   EXPECT_EQ(sa_status(h.call(Method::kSet, by_gid, 0)), SaStatus::kReqInvalid);
+}
+
+// ---- SMInfo, GUIDInfo, SL2VL, VLArb, MFT and InformInfo records -------------------------------
+
+TEST(SaTables, SmInfoRecordsAreThisSmFirstThenTheOthersWithoutTheirKeys) {
+  Harness h("switch:hosts=3");
+  h.view.own_sm_info.guid = h.guid(h.sm_ep);
+  h.view.own_sm_info.sm_key = 0x77;
+  h.view.own_sm_info.act_count = 42;
+  h.view.own_sm_info.priority = 5;
+  h.view.own_sm_info.sm_state = mad::SmState::kMaster;
+  mad::SMInfo other;
+  other.guid = h.guid(h.cas[2]);
+  other.priority = 3;
+  other.sm_state = mad::SmState::kStandby;
+  h.view.other_sms.emplace_back(h.lid(h.cas[2]), other);
+  const auto all = h.table(mad::SMInfoRecord{}, 0);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].lid, h.view.sm_lid);
+  EXPECT_EQ(all[0].sm_info.guid, h.guid(h.sm_ep));
+  EXPECT_EQ(all[0].sm_info.sm_key, 0u);  // OpenSM shows no SM_Key
+  EXPECT_EQ(all[0].sm_info.act_count, 42u);
+  EXPECT_EQ(all[0].sm_info.priority, 5);
+  EXPECT_EQ(all[0].sm_info.sm_state, mad::SmState::kMaster);
+  EXPECT_EQ(all[1].lid, h.lid(h.cas[2]));
+  EXPECT_EQ(all[1].sm_info.sm_state, mad::SmState::kStandby);
+  mad::SMInfoRecord q;
+  q.sm_info.sm_state = mad::SmState::kStandby;
+  const SaMad m = h.call(Method::kGet, q, mask<mad::SMInfoRecord>({"SMState"}));
+  ASSERT_TRUE(m.header.status.ok()) << m.header.status.to_string();
+  EXPECT_EQ(only<mad::SMInfoRecord>(m).sm_info.guid, h.guid(h.cas[2]));
+  EXPECT_FALSE(h.call(Method::kSet, q, 0).header.status.ok());  // Get and GetTable only
+}
+
+TEST(SaTables, GuidInfoRecordsCoverGuidCapWithThePortGuidFirst) {
+  Harness h("switch:hosts=2");
+  const uint32_t b = h.cas[1];
+  mad::GUIDInfoRecord q;
+  q.lid = h.lid(b);
+  const auto recs = h.table(q, mask<mad::GUIDInfoRecord>({"LID"}));
+  const mad::PortInfo& pi = h.subnet().nodes[h.graph().endpoints()[b].owner.node.value()]
+                                .ports[h.graph().endpoints()[b].owner.port];
+  ASSERT_GT(pi.guid_cap, 0);
+  ASSERT_EQ(recs.size(), (pi.guid_cap + 7u) / 8u);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    EXPECT_EQ(recs[i].lid, h.lid(b));
+    EXPECT_EQ(recs[i].block_num, i);
+    mad::GUIDInfo want;
+    if (i == 0) want.guids[0] = h.guid(b);
+    EXPECT_EQ(recs[i].guid_info, want);
+  }
+  q.block_num = 1;
+  const SaMad one = h.call(Method::kGet, q, mask<mad::GUIDInfoRecord>({"LID", "BlockNum"}));
+  ASSERT_TRUE(one.header.status.ok());
+  EXPECT_EQ(only<mad::GUIDInfoRecord>(one).guid_info, mad::GUIDInfo{});
+  // A switch answers for port 0 only.
+  q.lid = h.lid(h.switches[0]);
+  q.block_num = 0;
+  const auto sw = h.table(q, mask<mad::GUIDInfoRecord>({"LID", "BlockNum"}));
+  ASSERT_EQ(sw.size(), 1u);
+  EXPECT_EQ(sw[0].guid_info.guids[0], h.guid(h.switches[0]));
+}
+
+TEST(SaTables, Sl2VlRecordsOfACaPortAndEveryPortPairOfASwitch) {
+  Harness h("switch:hosts=2");
+  mad::SLtoVLMappingTableRecord q;
+  q.lid = h.lid(h.cas[1]);
+  const auto ca = h.table(q, mask<mad::SLtoVLMappingTableRecord>({"LID"}));
+  ASSERT_EQ(ca.size(), 1u);
+  EXPECT_EQ(ca[0], (mad::SLtoVLMappingTableRecord{h.lid(h.cas[1]), 0, 0, {}}));
+  const uint32_t sw = h.switches[0];
+  const size_t ports = h.subnet().topo.node(h.graph().endpoints()[sw].owner.node).num_ports;
+  q.lid = h.lid(sw);
+  const auto all = h.table(q, mask<mad::SLtoVLMappingTableRecord>({"LID"}));
+  EXPECT_EQ(all.size(), (ports + 1) * (ports + 1));
+  q.input_port_num = 1;
+  q.output_port_num = 2;
+  const SaMad one = h.call(Method::kGet, q, mask<mad::SLtoVLMappingTableRecord>({"LID", "InputPortNum", "OutputPortNum"}));
+  ASSERT_TRUE(one.header.status.ok());
+  EXPECT_EQ(only<mad::SLtoVLMappingTableRecord>(one).output_port_num, 2);
+}
+
+TEST(SaTables, Sl2VlRecordsOfSwitchesFollowTheVlPlan) {
+  SmConfig config;
+  config.routing_engine = {"dor"};
+  Harness h("torus:4x4,hosts=1", config);
+  ASSERT_TRUE(h.tables().vl_plan.has_value());
+  const auto& plan = *h.tables().vl_plan;
+  const SwitchIndex s = 4;
+  mad::SLtoVLMappingTableRecord q;
+  q.lid = h.subnet().topo.port({h.graph().node_of(s), 0}).lid;
+  q.input_port_num = 0;
+  for (uint8_t out = 1; out < plan.sl2vl[s].size(); ++out) {
+    q.output_port_num = out;
+    const SaMad m = h.call(Method::kGet, q, mask<mad::SLtoVLMappingTableRecord>({"LID", "InputPortNum", "OutputPortNum"}));
+    ASSERT_TRUE(m.header.status.ok());
+    EXPECT_EQ(only<mad::SLtoVLMappingTableRecord>(m).table.vl_for_sl, plan.sl2vl[s][out]) << "port " << int(out);
+  }
+}
+
+TEST(SaTables, VlArbRecordsAreFourBlocksAPort) {
+  Harness h("switch:hosts=2");
+  const uint32_t b = h.cas[1];
+  mad::VLArbitrationTableRecord q;
+  q.lid = h.lid(b);
+  const auto recs = h.table(q, mask<mad::VLArbitrationTableRecord>({"LID"}));
+  ASSERT_EQ(recs.size(), 4u);
+  for (uint8_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(recs[i].block_num, i + 1);
+    EXPECT_EQ(recs[i].output_port_num, h.graph().endpoints()[b].owner.port);
+    EXPECT_EQ(recs[i].table, mad::VLArbitrationTable{});  // the SM programs none
+  }
+  q.block_num = 2;
+  EXPECT_EQ(h.table(q, mask<mad::VLArbitrationTableRecord>({"LID", "BlockNum"})).size(), 1u);
+  const uint32_t sw = h.switches[0];
+  const size_t ports = h.subnet().topo.node(h.graph().endpoints()[sw].owner.node).num_ports;
+  q.lid = h.lid(sw);
+  EXPECT_EQ(h.table(q, mask<mad::VLArbitrationTableRecord>({"LID"})).size(), 4 * (ports + 1));
+}
+
+TEST(SaTables, MftRecordsAreTheTreesOfTheGroups) {
+  Harness h("switch:hosts=3");
+  EXPECT_TRUE(h.table(mad::MulticastForwardingTableRecord{}, 0).empty());  // no group forwards
+  const uint32_t a = h.cas[0], b = h.cas[1];
+  ASSERT_TRUE(h.call(Method::kSet, member(h, a, kGroup), kCreate, h.lid(a)).header.status.ok());
+  ASSERT_TRUE(h.call(Method::kSet, member(h, b, kGroup), kJoin, h.lid(b)).header.status.ok());
+  const auto recs = h.table(mad::MulticastForwardingTableRecord{}, 0);
+  const uint32_t sw = h.switches[0];
+  const size_t ports = h.subnet().topo.node(h.graph().endpoints()[sw].owner.node).num_ports;
+  ASSERT_EQ(recs.size(), ports / 16 + 1);  // block 0 in every position
+  EXPECT_EQ(recs[0].lid, h.lid(sw));
+  EXPECT_EQ(recs[0].position, 0);
+  EXPECT_EQ(recs[0].block_num, 0);
+  const auto peer = [&](uint32_t e) { return h.subnet().topo.port(h.graph().endpoints()[e].owner).peer.port; };
+  EXPECT_EQ(recs[0].mft.port_masks[0], (1u << peer(a)) | (1u << peer(b)));
+  for (size_t i = 1; i < 32; ++i) EXPECT_EQ(recs[0].mft.port_masks[i], 0);
+}
+
+TEST(SaTables, InformInfoRecordsShowTheQpnToTrustedRequestersOnly) {
+  SmConfig config;
+  config.sm_key = 0x77;
+  Harness h("switch:hosts=2", config);
+  EXPECT_TRUE(h.table(mad::InformInfoRecord{}, 0).empty());
+  const Lid b = h.lid(h.cas[1]);
+  ASSERT_TRUE(h.call(Method::kSet, subscription(128), 0, b).header.status.ok());
+  const auto untrusted = h.table(mad::InformInfoRecord{}, 0);
+  ASSERT_EQ(untrusted.size(), 1u);
+  EXPECT_EQ(untrusted[0].subscriber_gid, h.gid(h.cas[1]));
+  EXPECT_EQ(untrusted[0].subscriber_enum, 0);
+  EXPECT_EQ(untrusted[0].inform_info.trap_number_or_device_id, 128);
+  EXPECT_EQ(untrusted[0].inform_info.qpn, Qpn(0));
+  const auto trusted = h.table(mad::InformInfoRecord{}, 0, {}, 0x77);
+  ASSERT_EQ(trusted.size(), 1u);
+  EXPECT_EQ(trusted[0].inform_info.qpn, Qpn(1));
+  mad::InformInfoRecord q;
+  q.subscriber_gid = h.gid(h.cas[0]);
+  EXPECT_TRUE(h.table(q, mask<mad::InformInfoRecord>({"SubscriberGID"})).empty());
+}
+
+TEST(SaTables, TheDefaultSmKeyIsOpenSmsAndIsTrusted) {
+  Harness h("switch:hosts=2");
+  EXPECT_EQ(h.view.config->sm_key, 1u);
+  EXPECT_FALSE(h.table(mad::PKeyTableRecord{}, 0, {}, 1).empty());
 }
 
 }  // namespace
