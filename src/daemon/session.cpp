@@ -317,23 +317,22 @@ void Session::send_mad(const ipc::Message& m) {
   send_one(*decoded, m.seq);
 }
 
-void Session::send_one(const ipc::MadMsg& in, uint32_t seq) {
-  const ipc::MadMsg* mad = &in;
-  if (!port_ || mad->agent >= agents_.size() || !agents_[mad->agent]) {
+void Session::send_one(const ipc::MadMsg& mad, uint32_t seq) {
+  if (!port_ || mad.agent >= agents_.size() || !agents_[mad.agent]) {
     error(seq, Status(Code::kInvalidArgument, "send through a registered agent of an open port"));
     return;
   }
-  if (mad->mad.size() != fabric::kMadSize) {
-    error(seq, Status(Code::kInvalidArgument, fmt::format("a MAD is {} bytes, not {}", fabric::kMadSize, mad->mad.size())));
+  if (mad.mad.size() != fabric::kMadSize) {
+    error(seq, Status(Code::kInvalidArgument, fmt::format("a MAD is {} bytes, not {}", fabric::kMadSize, mad.mad.size())));
     return;
   }
   fabric::Mad out;
-  std::copy(mad->mad.begin(), mad->mad.end(), out.bytes.begin());
-  out.dlid = Lid(mad->lid);
-  out.remote_qp = Qpn(mad->remote_qp & 0xFFFFFF);
-  out.qkey = QKey(mad->qkey);
-  out.sl = mad->sl;
-  out.pkey = PKey(mad->pkey);
+  std::copy(mad.mad.begin(), mad.mad.end(), out.bytes.begin());
+  out.dlid = Lid(mad.lid);
+  out.remote_qp = Qpn(mad.remote_qp & 0xFFFFFF);
+  out.qkey = QKey(mad.qkey);
+  out.sl = mad.sl;
+  out.pkey = PKey(mad.pkey);
   // The agent that sends a request takes its response; the one that sends an RMPP transfer
   // (an SA's GetTableResp too) takes the receiver's ACKs, STOPs and ABORTs, by TID.
   const bool rmpp_data = out.bytes[24] != 0 && out.bytes[25] == 1;
@@ -343,7 +342,7 @@ void Session::send_one(const ipc::MadMsg& in, uint32_t seq) {
       tid_agent_.erase(tid_order_.front());
       tid_order_.pop_front();
     }
-    if (tid_agent_.emplace(tid, mad->agent).second) tid_order_.push_back(tid);
+    if (tid_agent_.emplace(tid, mad.agent).second) tid_order_.push_back(tid);
   }
   d_.fabric->send(fabric_agent_, out);
 }

@@ -61,6 +61,7 @@ int run(const DiagnetArgs& a, CommandContext& ctx) {
 
   RpcOptions ro;
   if (a.timeout_ms > 0) ro.timeout = std::chrono::milliseconds(a.timeout_ms);
+  ro.window = o.window;
   auto rpc = open_tool_port(ctx.fabric, ctx.host, static_cast<uint8_t>(a.ca_port), ro);
   if (!rpc) return ctx.fail(rpc.error());
 

@@ -389,6 +389,12 @@ std::string linkinfo(const DiscoveredFabric& f, const LinkInfoArgs& a, const std
   return o;
 }
 
+// The real tools' message and status when discovery fails (3 when there is no daemon).
+void discovery_failed(CommandContext& ctx, const Status& s, std::string_view prefix, int status) {
+  fmt::print(stderr, "{}: {}\n", prefix, s.message());
+  ctx.exit_code = s.code() == Code::kUnavailable ? 3 : status;
+}
+
 void write_out(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 }  // namespace
@@ -411,11 +417,7 @@ void register_discover(CLI::App& app, CommandContext& ctx) {
     c->add_option("topology-file", *file, "write the topology here instead of to stdout");
     c->callback([a, flags, file, &ctx] {
       auto f = run_discovery(ctx, *a);
-      if (!f) {
-        fmt::print(stderr, "ibnetdiscover: iberror: failed: discover failed: {}\n", f.error().message());
-        ctx.exit_code = f.error().code() == Code::kUnavailable ? 3 : 255;
-        return;
-      }
+      if (!f) return discovery_failed(ctx, f.error(), "ibnetdiscover: iberror: failed: discover failed", 255);
       const auto& [l, h, s, r, p, g, full] = *flags;
       std::string text;
       if (a->json) text = fabric_json(*f).dump(1) + "\n";
@@ -447,11 +449,7 @@ void register_discover(CLI::App& app, CommandContext& ctx) {
     add_common(c, *a);
     c->callback([a, l, &ctx] {
       auto f = run_discovery(ctx, *a);
-      if (!f) {
-        fmt::print(stderr, "ibnetdiscover: iberror: failed: discover failed: {}\n", f.error().message());
-        ctx.exit_code = f.error().code() == Code::kUnavailable ? 3 : 255;
-        return;
-      }
+      if (!f) return discovery_failed(ctx, f.error(), "ibnetdiscover: iberror: failed: discover failed", 255);
       if (a->json) {
         nlohmann::json all = fabric_json(*f)["nodes"], out = nlohmann::json::array();
         for (auto& n : all)
@@ -476,11 +474,7 @@ void register_discover(CLI::App& app, CommandContext& ctx) {
     c->add_option("-S,-G,--port-guid", li->guid, "print only the node with this port GUID");
     c->callback([a, li, &ctx] {
       auto f = run_discovery(ctx, *a);
-      if (!f) {
-        fmt::print(stderr, "discover failed: {}\n", f.error().message());
-        ctx.exit_code = f.error().code() == Code::kUnavailable ? 3 : 1;
-        return;
-      }
+      if (!f) return discovery_failed(ctx, f.error(), "discover failed", 1);
       std::vector<int> which;
       if (!li->guid.empty()) {
         uint64_t g = 0;

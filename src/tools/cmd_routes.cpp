@@ -215,7 +215,12 @@ const char* dump_multicast(MadRpc& rpc, const Destination& to, const RoutesArgs&
       r.attribute_modifier = (block - 0xC000 / 32) | (c << 28);
       reqs.push_back(r);
     }
-  auto got = rpc.call_many(reqs);
+  auto many = rpc.call_many(reqs);
+  if (!many) {
+    fmt::print(stderr, "softib: {}\n", many.error().message());
+    return nullptr;
+  }
+  auto& got = *many;
   json groups = json::array();
   int n = 0;
   for (unsigned block = startblock, k = 0; block <= lastblock; ++block, k += chunks) {
@@ -424,17 +429,10 @@ struct Session {
   std::optional<MadRpc> rpc;
 };
 std::optional<Session> open_session(CommandContext& ctx, int timeout_ms) {
-  auto c = ipc::Connection::open(ctx.fabric, "softib routes");
-  if (!c) return ctx.fail(c.error()), std::nullopt;
   Session s;
-  auto nodes = c->list_nodes();
-  if (!nodes) return ctx.fail(nodes.error()), std::nullopt;
-  s.nodes = std::move(*nodes);
-  auto host = this_host(s.nodes, ctx.host);
-  if (!host) return ctx.fail(host.error()), std::nullopt;
   RpcOptions o;
   o.timeout = std::chrono::milliseconds(timeout_ms);
-  auto rpc = MadRpc::open(ctx.fabric, host->index, 1, o);
+  auto rpc = open_tool_port(ctx.fabric, ctx.host, 1, o, &s.nodes);
   if (!rpc) return ctx.fail(rpc.error()), std::nullopt;
   s.rpc.emplace(std::move(*rpc));
   return s;

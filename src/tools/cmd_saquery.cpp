@@ -1029,19 +1029,17 @@ std::string usage_names() {
 }
 
 int run_saquery(const Args& a, CommandContext& ctx) {
-  auto c = ipc::Connection::open(ctx.fabric, "softib saquery");
-  if (!c) return ctx.fail(c.error());
-  auto nodes = c->list_nodes();
-  if (!nodes) return ctx.fail(nodes.error());
-  auto host = this_host(*nodes, ctx.host);
-  if (!host) return ctx.fail(host.error());
   RpcOptions opts;
   opts.timeout = std::chrono::milliseconds(a.timeout);
-  auto rpc = MadRpc::open(ctx.fabric, host->index, 1, opts);
+  std::vector<ipc::NodeEntry> nodes;
+  auto rpc = open_tool_port(ctx.fabric, ctx.host, 1, opts, &nodes);
   if (!rpc) return ctx.fail(rpc.error());
+  std::string host_id;  // the node the port is on, for sa_get_handle's message
+  for (const auto& n : nodes)
+    if (n.index == rpc->node()) host_id = n.id;
   if (rpc->sm_lid() == 0) {
     // sa_get_handle: the port knows no SM, so there is no SA to ask.
-    fmt::print(stderr, "ibwarn: [{}] sa_get_handle: No SM/SA found on port {}:1\n", ::getpid(), host->id);
+    fmt::print(stderr, "ibwarn: [{}] sa_get_handle: No SM/SA found on port {}:1\n", ::getpid(), host_id);
     fmt::print(stderr, "ibpanic: [{}] main: Failed to bind to the SA\n", ::getpid());
     return ctx.exit_code = 255;
   }

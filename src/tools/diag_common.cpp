@@ -157,7 +157,7 @@ Result<DiagSession, OpenFailure> open_diag_session(CommandContext& ctx, std::str
   }
   RpcOptions o;
   if (timeout_ms > 0) o.timeout = std::chrono::milliseconds(timeout_ms);
-  auto rpc = MadRpc::open(ctx.fabric, s.ca.node.index, s.port.number, o);
+  auto rpc = MadRpc::attach(std::move(*c), s.ca.node.index, s.port.number, o);
   if (!rpc) return OpenFailure{ctx.fail(rpc.error())};
   s.rpc.emplace(std::move(*rpc));
   return s;

@@ -15,7 +15,6 @@
 #include "mad/port_counters.hpp"
 #include "mad/sm_info.hpp"
 #include "tools/fabric_diff.hpp"
-#include "tools/mad_window.hpp"
 
 namespace softib::tools {
 
@@ -158,7 +157,7 @@ struct Ctx {
 
   Result<std::vector<Result<MadBytes>>> query(const std::vector<MadRequest>& rs) {
     mads += rs.size();
-    return query_windowed(rpc, rs, o.window);
+    return rpc.call_many(rs);  // o.window in flight: the RPC was opened with it
   }
 };
 

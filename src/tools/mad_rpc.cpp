@@ -206,71 +206,64 @@ Result<MadBytes> MadRpc::call(const MadRequest& r) {
                                             r.attribute_id, r.to.to_string()));
 }
 
-std::vector<Result<MadBytes>> MadRpc::call_many(std::span<const MadRequest> requests) {
+Result<std::vector<Result<MadBytes>>> MadRpc::call_many(std::span<const MadRequest> requests) {
+  const size_t window = std::max<size_t>(options_.window, 1);
+  struct Slot {
+    uint64_t tid = 0;
+    int tries = 0;
+    TimePoint deadline{};
+    bool done = false;
+  };
   std::vector<Result<MadBytes>> out(requests.size(), Status(Code::kTimeout, "not sent"));
-  struct InFlight {
-    size_t index;
-    int tries;
-    TimePoint deadline;
-    ipc::MadMsg msg;
-  };
-  std::vector<InFlight> flight;  // small (the window): linear search is fine
-  size_t next = 0;
-  auto launch = [&](size_t i) -> Result<void> {
-    ipc::MadMsg m = build(requests[i], next_tid());
-    SOFTIB_TRY(conn_.send_mad(m));
-    flight.push_back({i, 0, now() + options_.timeout, std::move(m)});
-    return {};
-  };
-  while (next < requests.size() || !flight.empty()) {
-    while (next < requests.size() && flight.size() < std::max<size_t>(options_.window, 1)) {
-      if (auto s = launch(next); !s) {
-        for (size_t i = next; i < requests.size(); ++i) out[i] = Err{s.error()};
-        for (auto& f : flight) out[f.index] = Err{s.error()};
-        return out;
+  std::vector<Slot> slots(requests.size());
+  std::unordered_map<uint64_t, size_t> by_tid;
+  by_tid.reserve(window * 2);
+  size_t head = 0, next = 0, in_flight = 0;
+  while (head < requests.size()) {
+    // Refill the window in one message.
+    if (next < requests.size() && in_flight < window) {
+      const size_t n = std::min(window - in_flight, requests.size() - next);
+      auto tids = send_requests(requests.subspan(next, n));
+      if (!tids) return Err{tids.error()};
+      const TimePoint deadline = now() + options_.timeout;
+      for (size_t i = 0; i < n; ++i) {
+        slots[next + i].tid = (*tids)[i];
+        slots[next + i].deadline = deadline;
+        by_tid.emplace((*tids)[i], next + i);
       }
-      ++next;
+      next += n;
+      in_flight += n;
     }
-    TimePoint earliest = flight.front().deadline;
-    for (auto& f : flight) earliest = std::min(earliest, f.deadline);
-    std::optional<ipc::MadMsg> got;
-    if (!pending_.empty()) {
-      got = std::move(pending_.front());
-      pending_.erase(pending_.begin());
-    } else {
-      auto r = await(std::nullopt, earliest);
-      if (!r) {
-        for (auto& f : flight) out[f.index] = Err{r.error()};
-        return out;
-      }
-      got = std::move(*r);
-    }
-    if (got) {
-      const uint64_t tid = tid_of(got->mad);
-      auto it = std::find_if(flight.begin(), flight.end(), [&](const InFlight& f) { return tid_of(f.msg.mad) == tid; });
-      if (it == flight.end()) continue;  // a late answer to a retried request
-      MadBytes b{};
-      std::copy_n(got->mad.begin(), mad::kMadSize, b.begin());
-      out[it->index] = b;
-      flight.erase(it);
+    while (head < next && slots[head].done) ++head;
+    if (head >= requests.size()) break;
+    // The oldest query still waiting has the earliest first deadline; a retried one's later
+    // deadline only delays the check of the others.
+    auto got = next_response(slots[head].deadline);
+    if (!got) return Err{got.error()};
+    if (*got) {
+      auto it = by_tid.find(tid_of(std::span<const uint8_t>(**got)));
+      if (it == by_tid.end()) continue;  // a late answer to a query already answered
+      out[it->second] = **got;
+      slots[it->second].done = true;
+      by_tid.erase(it);
+      --in_flight;
       continue;
     }
     const TimePoint t = now();
-    for (auto it = flight.begin(); it != flight.end();) {
-      if (it->deadline > t) {
-        ++it;
+    for (size_t i = head; i < next; ++i) {
+      Slot& s = slots[i];
+      if (s.done || s.deadline > t) continue;
+      if (s.tries < options_.retries) {
+        ++s.tries;
+        s.deadline = t + options_.timeout;
+        if (auto r = resend(requests[i], s.tid); !r) return Err{r.error()};
         continue;
       }
-      if (it->tries < options_.retries) {
-        ++it->tries;
-        it->deadline = t + options_.timeout;
-        if (auto s = conn_.send_mad(it->msg); !s) out[it->index] = Err{s.error()};
-        ++it;
-        continue;
-      }
-      const MadRequest& r = requests[it->index];
-      out[it->index] = Status(Code::kTimeout, fmt::format("attribute 0x{:x} to {}: timed out", r.attribute_id, r.to.to_string()));
-      it = flight.erase(it);
+      s.done = true;
+      by_tid.erase(s.tid);
+      --in_flight;
+      const MadRequest& r = requests[i];
+      out[i] = Status(Code::kTimeout, fmt::format("attribute 0x{:x} to {}: timed out", r.attribute_id, r.to.to_string()));
     }
   }
   return out;
@@ -442,31 +435,23 @@ Result<Destination> parse_destination(std::string_view text, bool directed, bool
     return ec == std::errc() && p == s.data() + s.size() && !s.empty();
   };
   if (directed) {
+    // libibmad's str2drpath: "0,1,3" — the first number names the local port and is not a
+    // hop; the rest are the egress ports. "0" alone is the local node.
     std::vector<uint8_t> path;
-    size_t at = 0;
-    bool first = true;
-    while (at <= text.size()) {
+    for (size_t at = 0, i = 0; at <= text.size(); ++i) {
       const size_t comma = std::min(text.find(',', at), text.size());
       uint64_t v = 0;
       if (!number(text.substr(at, comma - at), v) || v > 254)
         return Status(Code::kInvalidArgument, fmt::format("bad DR path '{}'", text));
-      if (!first || v != 0 || comma == text.size()) {
-        if (!(first && v == 0)) path.push_back(static_cast<uint8_t>(v));
-      }
-      first = false;
+      if (i > 0) path.push_back(static_cast<uint8_t>(v));
       at = comma + 1;
     }
-    if (path.empty()) return Destination::route({});  // the local node: a zero-hop DR path
     return Destination::route(std::move(path));
   }
   uint64_t v = 0;
   if (guid) {
-    if (!number(text, v) && !text.starts_with("0x")) {
-      // infiniband-diags parse GUIDs as hex with or without 0x
-      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v, 16);
-      if (ec != std::errc() || p != text.data() + text.size())
-        return Status(Code::kInvalidArgument, fmt::format("bad GUID '{}'", text));
-    }
+    // strtoull(s, 0, 0) as infiniband-diags read a GUID: 0x for hex, else decimal.
+    if (!number(text, v)) return Status(Code::kInvalidArgument, fmt::format("bad GUID '{}'", text));
     if (!rpc) return Status(Code::kInvalidArgument, "resolving a GUID needs the SA");
     mad::PathRecord pr;
     pr.dgid = Gid(0xfe80000000000000ull, Guid(v));

@@ -38,7 +38,7 @@ struct Destination {
 struct RpcOptions {
   Duration timeout = std::chrono::milliseconds(1000);  // libibmad's default per try
   int retries = 2;                                     // tries after the first
-  size_t window = 64;                                  // requests in flight for call_many
+  size_t window = 256;                                 // requests in flight for call_many
 };
 
 // A request: the class, method, attribute and the data area for Set/Get (SMP 64 bytes at 64,
@@ -68,8 +68,12 @@ class MadRpc {
   // One request; the response MAD. Errors: Timeout after the retries ("... timed out"),
   // the daemon's; a response with a non-zero MAD status is returned as is (callers look).
   Result<MadBytes> call(const MadRequest& r);
-  // Many requests, at most options().window in flight; results in request order.
-  std::vector<Result<MadBytes>> call_many(std::span<const MadRequest> requests);
+  // Many independent requests, options().window of them in flight, each refill of the
+  // window sent as one batch and answers matched by TID: what the diagnostics use to read
+  // every port of a large fabric. Every request's answer in request order (the response
+  // MAD, its MAD status the caller's to look at, or Timeout after the retries); the outer
+  // error is the connection's (the daemon went away).
+  Result<std::vector<Result<MadBytes>>> call_many(std::span<const MadRequest> requests);
 
   // The asynchronous pieces call_many is made of, for engines that decide what to ask next
   // from each answer (discovery): send a request and get its TID; take the next response
