@@ -60,6 +60,7 @@ bench: release
 	python3 bench/bringup.py $(BENCH_ARGS)
 	python3 bench/routing_quality.py $(BENCH_ARGS)
 	python3 bench/reroute.py $(BENCH_ARGS)
+	python3 bench/netdiscover.py $(BENCH_ARGS)
 
 # Only what the demo runs: softib and softibd, optimised.
 demo: bootstrap
