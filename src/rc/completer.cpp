@@ -1,0 +1,260 @@
+// The completer (IBA 9.7.5.2-9.7.6, rxe_comp.c): acknowledgements, NAKs, read responses and
+// atomic acknowledgements complete send WQEs, in order; timeouts and NAKs make the requester
+// send again.
+#include <cstring>
+
+#include "rc/device.hpp"
+#include "rc/timers.hpp"
+
+namespace softib::rc {
+
+using verbs::WcStatus;
+using verbs::WrOpcode;
+using wire::AethKind;
+using wire::NakCode;
+
+namespace {
+
+bool is_read_or_atomic(WrOpcode op) {
+  return op == WrOpcode::kRdmaRead || op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
+}
+
+bool outstanding(const RequesterState& req, uint32_t head) {
+  return head != req.send_pos || req.send_started;
+}
+
+}  // namespace
+
+void Device::arm_ack_timer(Qp& qp) {
+  RequesterState& req = qp.req_;
+  if (qp.attr_.timeout == 0 || !outstanding(req, qp.sq_.ring().head())) {
+    req.ack_timer = false;
+    return;
+  }
+  req.ack_timer = true;
+  req.ack_deadline = clock_.now() + local_ack_timeout(qp.attr_.timeout);
+}
+
+void Device::fail_oldest(Qp& qp, WcStatus status) {
+  auto& ring = qp.sq_.ring();
+  if (!ring.empty()) complete_send(qp, ring.peek(), status);
+  to_error(qp);
+}
+
+// Completes the SEND/WRITE WQEs whose last PSN is at or before `psn` (an ACK is cumulative,
+// IBA 9.7.5.1.1). A READ or atomic in the way that `psn` covers lost its response: the
+// requester asks again (IBA 9.7.5.2.1, "implied NAK").
+void Device::ack_up_to(Qp& qp, Psn psn) {
+  RequesterState& req = qp.req_;
+  auto& ring = qp.sq_.ring();
+  const Psn una_before = req.una;
+  while (outstanding(req, ring.head())) {
+    verbs::SendWqe& w = ring.peek();
+    if (w.state == verbs::WqeState::kPosted) break;
+    if (before(psn, w.first_psn)) break;
+    if (is_read_or_atomic(w.opcode)) {
+      // Only an acknowledgement beyond the READ's last response PSN says the responses were
+      // lost; a read response (or an ACK) inside its range is the READ still arriving.
+      if (!before(w.last_psn, psn)) break;
+      if (!req.retry_started) {
+        req.retry_started = true;
+        restart_from(qp, req.read_psn_valid ? req.read_psn : w.first_psn);
+      }
+      break;
+    }
+    if (before(psn, w.last_psn) || w.state != verbs::WqeState::kSent) {
+      if (before(req.una, psn + 1)) req.una = psn + 1;
+      break;
+    }
+    req.una = w.last_psn + 1;
+    complete_send(qp, w, WcStatus::kSuccess);
+  }
+  if (req.una != una_before) {
+    req.retry_started = false;
+    // Forward progress: the retry budget starts again (rxe resets it on every ACK that
+    // completes something) and the timer restarts for what is still outstanding.
+    req.retry_left = qp.attr_.retry_cnt;
+    if (req.seq_nak_seen && !before(req.una, req.seq_nak_psn + 1)) req.seq_nak_seen = false;
+    arm_ack_timer(qp);
+  }
+}
+
+void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::PacketView& p) {
+  using verbs::QpState;
+  if (qp.state_ != QpState::kRts && qp.state_ != QpState::kSqd && qp.state_ != QpState::kSqe) {
+    drop(Drop::kQpState);
+    return;
+  }
+  RequesterState& req = qp.req_;
+  auto& ring = qp.sq_.ring();
+  const packet::OpcodeInfo& info = p.info();
+  const Psn psn = p.headers().bth.psn;
+  // Only PSNs in [una, next_psn) can be answered; anything else is old or a ghost.
+  if (!outstanding(req, ring.head()) || before(psn, req.una) || !before(psn, req.next_psn)) {
+    drop(Drop::kStaleResponse);
+    return;
+  }
+
+  if (info.operation == packet::Operation::kAcknowledge) {
+    const wire::Aeth& aeth = *p.headers().aeth;
+    switch (aeth.kind()) {
+      case AethKind::kAck:
+        ack_up_to(qp, psn);
+        return;
+      case AethKind::kRnrNak:
+        ++counters_.rnr_naks_received;
+        ack_up_to(qp, psn - 1);
+        if (qp.state_ == QpState::kError) return;
+        if (req.rnr_left == 0) {
+          fail_oldest(qp, WcStatus::kRnrRetryExcErr);
+          return;
+        }
+        if (req.rnr_left != 7) --req.rnr_left;  // 7 = retry forever (IBA 9.7.5.2.8)
+        req.rnr_wait = true;
+        req.rnr_deadline = clock_.now() + rnr_delay(aeth.rnr_timer());
+        req.rnr_psn = psn;
+        req.ack_timer = false;
+        return;
+      case AethKind::kNak:
+        ack_up_to(qp, psn - 1);
+        if (qp.state_ == QpState::kError) return;
+        switch (aeth.nak_code()) {
+          case NakCode::kPsnSequenceError:
+            ++counters_.seq_naks_received;
+            // One retransmission per lost PSN: repeats of the NAK are ignored (IBA o9-9.1).
+            if (req.seq_nak_seen && req.seq_nak_psn == psn) return;
+            req.seq_nak_seen = true;
+            req.seq_nak_psn = psn;
+            restart_from(qp, psn);
+            return;
+          case NakCode::kInvalidRequest: fail_oldest(qp, WcStatus::kRemInvReqErr); return;
+          case NakCode::kRemoteAccessError: fail_oldest(qp, WcStatus::kRemAccessErr); return;
+          case NakCode::kRemoteOperationalError: fail_oldest(qp, WcStatus::kRemOpErr); return;
+          case NakCode::kInvalidRdRequest: fail_oldest(qp, WcStatus::kRemInvRdReqErr); return;
+        }
+        return;
+    }
+    return;
+  }
+
+  // A read response or an atomic acknowledgement implicitly acknowledges the PSNs before it.
+  ack_up_to(qp, psn - 1);
+  if (qp.state_ == QpState::kError || ring.empty()) return;
+  verbs::SendWqe& w = ring.peek();
+  if (w.state == verbs::WqeState::kPosted || before(psn, w.first_psn) || before(w.last_psn, psn)) {
+    drop(Drop::kStaleResponse);
+    return;
+  }
+
+  if (info.operation == packet::Operation::kAtomicAcknowledge) {
+    if (!(w.opcode == WrOpcode::kAtomicCmpAndSwp || w.opcode == WrOpcode::kAtomicFetchAndAdd)) {
+      drop(Drop::kStaleResponse);
+      return;
+    }
+    // The original remote value lands in the WR's 8-byte local buffer (IBA 9.4.5).
+    const uint64_t orig = p.headers().atomic_ack_eth->orig_remote_data;
+    uint8_t* dst = nullptr;
+    const verbs::Sge& s = w.sge[0];
+    if (w.num_sge == 0 || mrs_.resolve_local(s.lkey, qp.pd_, s.addr, 8, verbs::access::kLocalWrite, &dst) !=
+                              verbs::MemFault::kNone) {
+      fail_oldest(qp, WcStatus::kLocProtErr);
+      return;
+    }
+    std::memcpy(dst, &orig, 8);
+    req.una = psn + 1;
+    req.retry_started = false;
+    --req.rd_outstanding;
+    complete_send(qp, w, WcStatus::kSuccess);
+    req.retry_left = qp.attr_.retry_cnt;
+    arm_ack_timer(qp);
+    return;
+  }
+
+  // RDMA READ response: packets must arrive in PSN order; a gap means some were lost and the
+  // rest is asked for again (IBA 9.7.5.2.2, o9-28).
+  if (w.opcode != WrOpcode::kRdmaRead) {
+    drop(Drop::kStaleResponse);
+    return;
+  }
+  if (!req.read_psn_valid) {
+    req.read_psn = w.first_psn;
+    req.read_psn_valid = true;
+  }
+  if (psn != req.read_psn) {
+    if (before(psn, req.read_psn)) {
+      drop(Drop::kDuplicate);
+    } else {
+      drop(Drop::kPsnOutOfOrder);
+      if (!req.retry_started) {
+        req.retry_started = true;
+        restart_from(qp, req.read_psn);
+      }
+    }
+    return;
+  }
+  const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
+  const uint64_t offset = uint64_t{static_cast<uint32_t>(Psn::distance(w.first_psn, psn))} * mtu;
+  const wire::ByteSpan data = p.payload();
+  const bool ends = offset + data.size() == w.length;
+  if (offset + data.size() > w.length || (!ends && data.size() != mtu) || (info.ends_message() != ends)) {
+    fail_oldest(qp, WcStatus::kBadRespErr);
+    return;
+  }
+  // Scatter into the WR's SGEs, which need local write access.
+  uint64_t at = 0, left = data.size(), from = offset;
+  const uint8_t* src = data.data();
+  for (uint32_t i = 0; i < w.num_sge && left > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    const uint64_t end = at + s.length;
+    if (end > from) {
+      const uint64_t skip = from - at;
+      const uint64_t n = std::min<uint64_t>(s.length - skip, left);
+      uint8_t* dst = nullptr;
+      if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr + skip, n, verbs::access::kLocalWrite, &dst) !=
+          verbs::MemFault::kNone) {
+        fail_oldest(qp, WcStatus::kLocProtErr);
+        return;
+      }
+      std::memcpy(dst, src, n);
+      src += n;
+      from += n;
+      left -= n;
+    }
+    at = end;
+  }
+  req.read_psn = psn + 1;
+  req.retry_started = false;
+  if (before(req.una, psn + 1)) req.una = psn + 1;
+  req.retry_left = qp.attr_.retry_cnt;
+  if (ends) {
+    req.read_psn_valid = false;
+    --req.rd_outstanding;
+    complete_send(qp, w, WcStatus::kSuccess);
+  }
+  arm_ack_timer(qp);
+}
+
+bool Device::run_timers(Qp& qp, TimePoint now) {
+  RequesterState& req = qp.req_;
+  if (req.rnr_wait && now >= req.rnr_deadline) {
+    req.rnr_wait = false;
+    restart_from(qp, req.rnr_psn);
+    return true;
+  }
+  if (req.ack_timer && now >= req.ack_deadline) {
+    req.ack_timer = false;
+    ++counters_.timeouts;
+    if (!outstanding(req, qp.sq_.ring().head())) return false;
+    // IBA 9.7.6.1.3: retry_cnt retries, then the WR fails with "retry exceeded".
+    if (req.retry_left == 0) {
+      fail_oldest(qp, WcStatus::kRetryExcErr);
+      return true;
+    }
+    --req.retry_left;
+    restart_from(qp, req.una);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace softib::rc

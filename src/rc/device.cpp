@@ -1,0 +1,404 @@
+#include "rc/device.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "packet/builder.hpp"
+#include "verbs/qp_check.hpp"
+
+namespace softib::rc {
+
+using verbs::QpState;
+using verbs::WcStatus;
+
+std::string_view to_string(Drop d) {
+  switch (d) {
+    case Drop::kMalformed: return "malformed";
+    case Drop::kUnsupported: return "unsupported opcode";
+    case Drop::kNoQp: return "no such QP";
+    case Drop::kQpState: return "QP state";
+    case Drop::kWrongTransport: return "wrong transport";
+    case Drop::kBadPkey: return "P_Key mismatch";
+    case Drop::kBadQkey: return "Q_Key mismatch";
+    case Drop::kPsnOutOfOrder: return "PSN out of order";
+    case Drop::kDuplicate: return "duplicate";
+    case Drop::kNoReceiveWqe: return "no receive WQE";
+    case Drop::kUcMessageLost: return "UC message lost";
+    case Drop::kStaleResponse: return "stale response";
+    case Drop::kCount: break;
+  }
+  return "?";
+}
+
+Qp::Qp(Qpn qpn, const verbs::QpInitAttr& init, const verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq* recv_cq,
+       verbs::Srq* srq, void* context)
+    : qpn_(qpn),
+      init_(init),
+      pd_(pd),
+      send_cq_(send_cq),
+      recv_cq_(recv_cq),
+      srq_(srq),
+      context_(context),
+      sq_(init.cap.max_send_wr, init.cap.max_send_sge, init.cap.max_inline_data) {
+  if (srq == nullptr) rq_ = std::make_unique<verbs::RecvQueue>(init.cap.max_recv_wr, init.cap.max_recv_sge);
+}
+
+Device::Device(const verbs::DeviceCaps& caps, PortAttr port, FrameSink& sink, const Clock& clock)
+    : caps_(caps), port_(std::move(port)), sink_(sink), clock_(clock) {
+  mrs_.set_limit(caps_.max_mr);
+}
+
+Device::~Device() = default;
+
+// ---- objects ----
+
+verbs::Pd* Device::alloc_pd() { return &pds_.emplace_back(next_pd_++); }
+
+Status Device::dealloc_pd(verbs::Pd* pd) {
+  auto it = std::find_if(pds_.begin(), pds_.end(), [&](const verbs::Pd& p) { return &p == pd; });
+  if (it == pds_.end()) return Status(Code::kInvalidArgument, "dealloc_pd: no such PD");
+  const bool used = std::any_of(qps_.begin(), qps_.end(), [&](const auto& q) { return q.second->pd() == pd; }) ||
+                    std::any_of(ahs_.begin(), ahs_.end(), [&](const verbs::Ah& a) { return a.pd() == pd; });
+  // An MR of the PD also keeps it (the MR table is scanned through its keys).
+  if (used) return Status(Code::kBusy, "dealloc_pd: the PD is in use");
+  pds_.erase(it);
+  return Status();
+}
+
+Result<verbs::Cq*> Device::create_cq(uint32_t cqe, void* context) {
+  if (cqe == 0 || cqe > caps_.max_cqe)
+    return Status(Code::kInvalidArgument, fmt::format("create_cq: cqe {} (max_cqe {})", cqe, caps_.max_cqe));
+  if (cqs_.size() >= caps_.max_cq) return Status(Code::kResourceExhausted, "create_cq: max_cq CQs exist");
+  verbs::Cq& cq = cqs_.emplace_back(cqe, context);
+  cq.on_overrun([this](verbs::Cq& c) { async({verbs::AsyncEventType::kCqErr, &c}); });
+  return &cq;
+}
+
+Status Device::destroy_cq(verbs::Cq* cq) {
+  auto it = std::find_if(cqs_.begin(), cqs_.end(), [&](const verbs::Cq& c) { return &c == cq; });
+  if (it == cqs_.end()) return Status(Code::kInvalidArgument, "destroy_cq: no such CQ");
+  for (const auto& [n, qp] : qps_)
+    if (qp->send_cq() == cq || qp->recv_cq() == cq) return Status(Code::kBusy, "destroy_cq: a QP uses the CQ");
+  cqs_.erase(it);
+  return Status();
+}
+
+Result<verbs::Srq*> Device::create_srq(const verbs::Pd* pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit,
+                                       void* context) {
+  if (pd == nullptr || max_wr == 0 || max_wr > caps_.max_srq_wr || max_sge > caps_.max_srq_sge || limit > max_wr)
+    return Status(Code::kInvalidArgument, fmt::format("create_srq: max_wr {} max_sge {} limit {}", max_wr, max_sge, limit));
+  if (srqs_.size() >= caps_.max_srq) return Status(Code::kResourceExhausted, "create_srq: max_srq SRQs exist");
+  return &srqs_.emplace_back(max_wr, std::max<uint32_t>(max_sge, 1), limit, context);
+}
+
+Status Device::destroy_srq(verbs::Srq* srq) {
+  auto it = std::find_if(srqs_.begin(), srqs_.end(), [&](const verbs::Srq& s) { return &s == srq; });
+  if (it == srqs_.end()) return Status(Code::kInvalidArgument, "destroy_srq: no such SRQ");
+  for (const auto& [n, qp] : qps_)
+    if (qp->srq() == srq) return Status(Code::kBusy, "destroy_srq: a QP uses the SRQ");
+  srqs_.erase(it);
+  return Status();
+}
+
+Result<verbs::Ah*> Device::create_ah(const verbs::Pd* pd, const verbs::AhAttr& attr) {
+  if (pd == nullptr) return Status(Code::kInvalidArgument, "create_ah: no PD");
+  if (attr.is_global && attr.grh.sgid_index >= std::max<size_t>(port_.gids.size(), 1))
+    return Status(Code::kInvalidArgument, fmt::format("create_ah: sgid_index {} is not in the GID table", attr.grh.sgid_index));
+  if (ahs_.size() >= caps_.max_ah) return Status(Code::kResourceExhausted, "create_ah: max_ah AHs exist");
+  return &ahs_.emplace_back(pd, attr);
+}
+
+Status Device::destroy_ah(verbs::Ah* ah) {
+  auto it = std::find_if(ahs_.begin(), ahs_.end(), [&](const verbs::Ah& a) { return &a == ah; });
+  if (it == ahs_.end()) return Status(Code::kInvalidArgument, "destroy_ah: no such AH");
+  ahs_.erase(it);
+  return Status();
+}
+
+Result<Qp*> Device::create_qp(const verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq* recv_cq, verbs::Srq* srq,
+                              const verbs::QpInitAttr& init, void* context) {
+  if (pd == nullptr || send_cq == nullptr || recv_cq == nullptr)
+    return Status(Code::kInvalidArgument, "create_qp: a PD and both CQs are required");
+  verbs::QpInitAttr checked = init;
+  checked.use_srq = srq != nullptr;
+  if (Status s = verbs::check_create(checked, caps_); !s.ok()) return s;
+  if (srq != nullptr && init.qp_type != verbs::QpType::kRc && init.qp_type != verbs::QpType::kUd &&
+      init.qp_type != verbs::QpType::kUc)
+    return Status(Code::kInvalidArgument, "create_qp: this QP type takes no SRQ");
+  if (qps_.size() >= caps_.max_qp) return Status(Code::kResourceExhausted, "create_qp: max_qp QPs exist");
+  verbs::QpInitAttr actual = init;
+  // A QP with an SRQ has no receive queue of its own (IBA 10.2.9.2).
+  if (srq != nullptr) actual.cap.max_recv_wr = actual.cap.max_recv_sge = 0;
+  while (qps_.count(next_qpn_) != 0) next_qpn_ = next_qpn_ >= Qpn::kMask - 1 ? 0x11 : next_qpn_ + 1;
+  const Qpn qpn(next_qpn_);
+  next_qpn_ = next_qpn_ >= Qpn::kMask - 1 ? 0x11 : next_qpn_ + 1;
+  auto qp = std::make_unique<Qp>(qpn, actual, pd, send_cq, recv_cq, srq, context);
+  Qp* raw = qp.get();
+  qps_.emplace(qpn.value(), std::move(qp));
+  return raw;
+}
+
+Qp* Device::find_qp(Qpn qpn) const {
+  auto it = qps_.find(qpn.value());
+  return it == qps_.end() ? nullptr : it->second.get();
+}
+
+Status Device::destroy_qp(Qp* qp) {
+  if (qp == nullptr || find_qp(qp->qpn()) != qp) return Status(Code::kInvalidArgument, "destroy_qp: no such QP");
+  qps_.erase(qp->qpn().value());
+  return Status();
+}
+
+Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
+  using namespace verbs::attr;
+  const verbs::PortLimits limits{1, port_.max_mtu, port_.active_mtu, static_cast<uint16_t>(port_.pkeys.size()),
+                                 static_cast<uint8_t>(std::min<size_t>(port_.gids.size(), 255))};
+  if (Status s = verbs::check_modify(attr, mask, qp->state_, qp->type(), caps_, limits); !s.ok()) return s;
+  verbs::QpAttr& a = qp->attr_;
+  if (mask & kAccessFlags) a.qp_access_flags = attr.qp_access_flags;
+  if (mask & kPkeyIndex) a.pkey_index = attr.pkey_index;
+  if (mask & kPort) a.port_num = attr.port_num;
+  if (mask & kQkey) a.qkey = attr.qkey;
+  if (mask & kAv) a.ah_attr = attr.ah_attr;
+  if (mask & kPathMtu) a.path_mtu = attr.path_mtu;
+  if (mask & kTimeout) a.timeout = attr.timeout;
+  if (mask & kRetryCnt) a.retry_cnt = attr.retry_cnt;
+  if (mask & kRnrRetry) a.rnr_retry = attr.rnr_retry;
+  if (mask & kRqPsn) a.rq_psn = attr.rq_psn;
+  if (mask & kMaxQpRdAtomic) a.max_rd_atomic = attr.max_rd_atomic;
+  if (mask & kAltPath) {
+    a.alt_ah_attr = attr.alt_ah_attr;
+    a.alt_pkey_index = attr.alt_pkey_index;
+    a.alt_port_num = attr.alt_port_num;
+    a.alt_timeout = attr.alt_timeout;
+  }
+  if (mask & kMinRnrTimer) a.min_rnr_timer = attr.min_rnr_timer;
+  if (mask & kSqPsn) a.sq_psn = attr.sq_psn;
+  if (mask & kMaxDestRdAtomic) a.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+  if (mask & kPathMigState) a.path_mig_state = attr.path_mig_state;
+  if (mask & kDestQpn) a.dest_qp_num = attr.dest_qp_num;
+  if (mask & kEnSqdAsyncNotify) a.en_sqd_async_notify = attr.en_sqd_async_notify;
+
+  const QpState from = qp->state_;
+  const QpState to = (mask & kState) ? attr.qp_state : from;
+  qp->state_ = to;
+  a.qp_state = to;
+  if (to == QpState::kReset) {
+    reset_transport(*qp);
+  } else if (to == QpState::kRtr && from == QpState::kInit) {
+    qp->resp_.epsn = a.rq_psn;
+    qp->resp_.resources.assign(std::max<uint8_t>(a.max_dest_rd_atomic, 1), Resource{});
+  } else if (to == QpState::kRts && from == QpState::kRtr) {
+    qp->req_.next_psn = qp->req_.una = a.sq_psn;
+    qp->req_.retry_left = a.retry_cnt;
+    qp->req_.rnr_left = a.rnr_retry;
+  } else if (to == QpState::kError && from != QpState::kError) {
+    to_error(*qp);
+  }
+  if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr) qp->req_.next_psn = qp->req_.una = a.sq_psn;
+  return Status();
+}
+
+void Device::reset_transport(Qp& qp) {
+  qp.sq_.ring().clear();
+  if (qp.rq_) {
+    while (!qp.rq_->empty()) qp.rq_->pop();
+  }
+  qp.req_ = RequesterState{};
+  qp.resp_ = ResponderState{};
+  qp.flush_pending_ = false;
+  qp.last_wqe_event_sent_ = false;
+}
+
+void Device::to_error(Qp& qp) {
+  qp.state_ = QpState::kError;
+  qp.attr_.qp_state = QpState::kError;
+  qp.req_.ack_timer = qp.req_.rnr_wait = false;
+  qp.flush_pending_ = true;
+}
+
+// IBA 10.3.1 (Error state): every outstanding and newly posted WR completes with a flush
+// error; a QP on an SRQ leaves the SRQ's WQEs alone and reports "last WQE reached".
+void Device::flush(Qp& qp) {
+  auto& ring = qp.sq_.ring();
+  while (!ring.empty()) {
+    verbs::SendWqe& w = ring.peek();
+    w.signaled = true;  // errors always complete
+    complete_send(qp, w, WcStatus::kWrFlushErr);
+  }
+  qp.req_.send_pos = ring.head();
+  qp.req_.send_offset = 0;
+  qp.req_.send_started = false;
+  if (qp.rq_) {
+    while (!qp.rq_->empty()) {
+      verbs::WorkCompletion wc;
+      wc.wr_id = qp.rq_->front().wr_id;
+      wc.status = WcStatus::kWrFlushErr;
+      wc.opcode = verbs::WcOpcode::kRecv;
+      wc.qp_num = qp.qpn_;
+      qp.rq_->pop();
+      complete_recv(qp, wc, false);
+    }
+  } else if (!qp.last_wqe_event_sent_) {
+    qp.last_wqe_event_sent_ = true;
+    async({verbs::AsyncEventType::kQpLastWqeReached, nullptr, &qp});
+  }
+  if (qp.resp_.wqe != nullptr) {
+    // A receive WQE the responder had taken for a message that never finished.
+    verbs::WorkCompletion wc;
+    wc.wr_id = qp.resp_.wqe->wr_id;
+    wc.status = WcStatus::kWrFlushErr;
+    wc.opcode = verbs::WcOpcode::kRecv;
+    wc.qp_num = qp.qpn_;
+    qp.resp_.wqe = nullptr;
+    complete_recv(qp, wc, false);
+  }
+  qp.flush_pending_ = false;
+}
+
+// ---- posts ----
+
+Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
+  const QpState st = qp->state_;
+  for (size_t i = 0; i < wrs.size(); ++i) {
+    *bad = i;
+    if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr)
+      return Status(Code::kInvalidArgument, fmt::format("post_send: QP {} is in {}", qp->qpn().to_string(), to_string(st)));
+    const verbs::SendWr& wr = wrs[i];
+    switch (packet::wr_legality(qp->type(), wr.opcode)) {
+      case packet::WrLegality::kIllegal:
+        return Status(Code::kInvalidArgument, fmt::format("post_send: {} is not legal on this QP type",
+                                                          packet::wr_opcode_info(wr.opcode).name));
+      case packet::WrLegality::kUnsupported:
+        return Status(Code::kUnsupported, fmt::format("post_send: {} is not supported", packet::wr_opcode_info(wr.opcode).name));
+      case packet::WrLegality::kLegal: break;
+    }
+    if (packet::wr_opcode_info(wr.opcode).is_local())
+      return Status(Code::kUnsupported, "post_send: memory windows and local invalidation are not supported");
+    if (qp->type() == verbs::QpType::kUd && wr.ud.ah == nullptr)
+      return Status(Code::kInvalidArgument, "post_send: a UD work request needs an address handle");
+    if (Status s = qp->sq_.post(wr, qp->init_.sq_sig_all); !s.ok()) return s;
+    if (st == QpState::kError) qp->flush_pending_ = true;
+  }
+  *bad = wrs.size();
+  return Status();
+}
+
+Status Device::post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad) {
+  for (size_t i = 0; i < wrs.size(); ++i) {
+    *bad = i;
+    if (!qp->rq_) return Status(Code::kInvalidArgument, "post_recv: the QP takes its receive WQEs from an SRQ");
+    if (qp->state_ == QpState::kReset)
+      return Status(Code::kInvalidArgument, fmt::format("post_recv: QP {} is in RESET", qp->qpn().to_string()));
+    if (Status s = qp->rq_->post(wrs[i]); !s.ok()) return s;
+    if (qp->state_ == QpState::kError) qp->flush_pending_ = true;
+  }
+  *bad = wrs.size();
+  return Status();
+}
+
+Status Device::post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad) {
+  for (size_t i = 0; i < wrs.size(); ++i) {
+    *bad = i;
+    if (Status s = srq->rq().post(wrs[i]); !s.ok()) return s;
+  }
+  *bad = wrs.size();
+  return Status();
+}
+
+std::vector<AsyncEvent> Device::take_async_events() {
+  std::vector<AsyncEvent> out;
+  out.swap(async_);
+  return out;
+}
+
+// ---- shared transport helpers ----
+
+PKey Device::qp_pkey(const Qp& qp) const {
+  const uint16_t i = qp.attr_.pkey_index;
+  return i < port_.pkeys.size() ? port_.pkeys[i] : PKey(0);
+}
+
+FrameAddr Device::address_of(const verbs::AhAttr& ah) const {
+  FrameAddr a;
+  a.slid = Lid(static_cast<uint16_t>(port_.lid.value() | ah.src_path_bits));
+  a.dlid = ah.dlid;
+  a.sl = ah.sl;
+  if (ah.is_global) {
+    a.global = true;
+    a.dgid = ah.grh.dgid;
+    a.sgid = ah.grh.sgid_index < port_.gids.size() ? port_.gids[ah.grh.sgid_index] : Gid();
+    a.flow_label = ah.grh.flow_label;
+    a.traffic_class = ah.grh.traffic_class;
+    a.hop_limit = ah.grh.hop_limit;
+  }
+  return a;
+}
+
+void Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload) {
+  const packet::OpcodeInfo* info = h.info();
+  SOFTIB_ASSERT(info != nullptr);
+  const size_t len = packet::transport_length(*info, payload.size());
+  if (scratch_.size() < len) scratch_.resize(len);
+  auto built = packet::build_transport(h, payload, scratch_);
+  SOFTIB_ASSERT_MSG(built.ok(), "the transport built a packet its own table refuses");
+  ++counters_.tx_packets;
+  sink_.send(to, wire::ByteSpan(scratch_.data(), *built));
+}
+
+void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {
+  auto& ring = qp.sq_.ring();
+  SOFTIB_ASSERT(!ring.empty() && &ring.peek() == &w);
+  if (w.signaled || status != WcStatus::kSuccess) {
+    verbs::WorkCompletion wc;
+    wc.wr_id = w.wr_id;
+    wc.status = status;
+    wc.opcode = verbs::wc_opcode_of(w.opcode);
+    wc.byte_len = static_cast<uint32_t>(w.length);
+    wc.qp_num = qp.qpn_;
+    qp.send_cq_->push(wc);
+  }
+  w.state = verbs::WqeState::kDone;
+  ring.release();
+}
+
+void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited) {
+  qp.recv_cq_->push(wc, solicited);
+}
+
+// ---- progress ----
+
+bool Device::progress() {
+  bool did = false;
+  const TimePoint now = clock_.now();
+  for (auto& [n, qp_ptr] : qps_) {
+    Qp& qp = *qp_ptr;
+    if (qp.flush_pending_) {
+      flush(qp);
+      did = true;
+    }
+    if (run_timers(qp, now)) did = true;
+    if (qp.state_ == QpState::kRts && run_requester(qp)) did = true;
+    if (qp.resp_.ack_pending) {
+      flush_acks(qp);
+      did = true;
+    }
+    if (qp.flush_pending_) {
+      flush(qp);
+      did = true;
+    }
+  }
+  return did;
+}
+
+std::optional<TimePoint> Device::next_deadline() const {
+  std::optional<TimePoint> best;
+  for (const auto& [n, qp] : qps_) {
+    if (qp->req_.ack_timer && (!best || qp->req_.ack_deadline < *best)) best = qp->req_.ack_deadline;
+    if (qp->req_.rnr_wait && (!best || qp->req_.rnr_deadline < *best)) best = qp->req_.rnr_deadline;
+  }
+  return best;
+}
+
+}  // namespace softib::rc

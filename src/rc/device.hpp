@@ -1,0 +1,186 @@
+// Device: one HCA as a process sees it. It holds the verbs objects (PDs, MRs, CQs, SRQs,
+// QPs, AHs), applies the verbs calls with libibverbs' error semantics, and runs the
+// transport: frames come in through receive(), work goes out through progress(), both into
+// the FrameSink. It does no I/O and reads time only from its Clock, so a test drives several
+// devices through a simulated link in virtual time (rc::SimNet, tests/sim) and the engine
+// drives the same code for real.
+//
+// Thread: verbs object calls, receive() and progress() need the caller to hold lock()
+// (the engine or the native API takes it). post_send/post_recv and Cq::poll may run
+// concurrently with them from any thread.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "base/counters.hpp"
+#include "packet/packet_view.hpp"
+#include "packet/transport_headers.hpp"
+#include "rc/frame.hpp"
+#include "rc/port.hpp"
+#include "rc/qp.hpp"
+#include "verbs/ah.hpp"
+#include "verbs/async_event.hpp"
+#include "verbs/caps.hpp"
+#include "verbs/cq.hpp"
+#include "verbs/mr.hpp"
+#include "verbs/queues.hpp"
+
+namespace softib::rc {
+
+// Why the device dropped a frame (style rule 3: each check has a named reason and a counter).
+enum class Drop : uint8_t {
+  kMalformed,        // PacketView refused it
+  kUnsupported,      // an opcode softib does not implement (RD, FLUSH, ...)
+  kNoQp,             // no QP with BTH.DestQP
+  kQpState,          // the QP cannot receive in its state
+  kWrongTransport,   // an RC opcode to a UD QP, ...
+  kBadPkey,          // BTH.P_Key does not match the QP's P_Key (IBA 10.9.3)
+  kBadQkey,          // DETH.Q_Key does not match the UD QP's Q_Key (IBA 10.2.4)
+  kPsnOutOfOrder,    // a request ahead of the expected PSN (NAKed once)
+  kDuplicate,        // an old request (re-acknowledged)
+  kNoReceiveWqe,     // UC/UD: no receive WQE, the message is lost
+  kUcMessageLost,    // UC: the rest of a message whose packet was lost
+  kStaleResponse,    // an acknowledgement or read response for nothing outstanding
+  kCount,
+};
+std::string_view to_string(Drop d);
+
+// An asynchronous event and the object it concerns.
+struct AsyncEvent {
+  verbs::AsyncEventType type;
+  verbs::Cq* cq = nullptr;
+  Qp* qp = nullptr;
+  verbs::Srq* srq = nullptr;
+  uint8_t port_num = 0;
+};
+
+struct DeviceCounters {
+  uint64_t rx_packets = 0;
+  uint64_t tx_packets = 0;
+  uint64_t retransmits = 0;    // packets sent again after a timeout or NAK
+  uint64_t timeouts = 0;
+  uint64_t rnr_naks_sent = 0;
+  uint64_t rnr_naks_received = 0;
+  uint64_t seq_naks_sent = 0;
+  uint64_t seq_naks_received = 0;
+  uint64_t duplicates_replayed = 0;
+  std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
+  uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
+};
+
+class Device {
+ public:
+  Device(const verbs::DeviceCaps& caps, PortAttr port, FrameSink& sink, const Clock& clock);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  std::mutex& lock() { return mu_; }
+  const verbs::DeviceCaps& caps() const { return caps_; }
+  PortAttr& port() { return port_; }
+  const DeviceCounters& counters() const { return counters_; }
+
+  // ---- verbs objects (libibverbs' errno in the Status) ----
+  verbs::Pd* alloc_pd();
+  Status dealloc_pd(verbs::Pd* pd);  // EBUSY while a QP, MR or AH uses it
+  verbs::MrTable& mrs() { return mrs_; }
+  Result<verbs::Cq*> create_cq(uint32_t cqe, void* context);
+  Status destroy_cq(verbs::Cq* cq);  // EBUSY while a QP uses it
+  Result<verbs::Srq*> create_srq(const verbs::Pd* pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit, void* context);
+  Status destroy_srq(verbs::Srq* srq);
+  Result<verbs::Ah*> create_ah(const verbs::Pd* pd, const verbs::AhAttr& attr);
+  Status destroy_ah(verbs::Ah* ah);
+  Result<Qp*> create_qp(const verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq* recv_cq, verbs::Srq* srq,
+                        const verbs::QpInitAttr& init, void* context);
+  Status modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask);
+  Status destroy_qp(Qp* qp);
+  Qp* find_qp(Qpn qpn) const;
+
+  // ibv_post_send / ibv_post_recv: on failure *bad is the index of the WR that failed (the
+  // ones before it are posted).
+  Status post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad);
+  Status post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad);
+  Status post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad);
+
+  // Async events (ibv_get_async_event). The engine drains these into the async fd.
+  std::vector<AsyncEvent> take_async_events();
+
+  // ---- transport ----
+  // One frame from a link.
+  void receive(const FrameAddr& from, wire::ByteSpan transport);
+  // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and
+  // completes flushed work. Returns true when it did anything.
+  bool progress();
+  // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
+  std::optional<TimePoint> next_deadline() const;
+
+ private:
+  // device.cpp
+  void to_error(Qp& qp);
+  void reset_transport(Qp& qp);
+  void flush(Qp& qp);
+  void async(AsyncEvent e) { async_.push_back(e); }
+  PKey qp_pkey(const Qp& qp) const;
+  FrameAddr address_of(const verbs::AhAttr& ah) const;
+  void send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
+  void complete_send(Qp& qp, verbs::SendWqe& w, verbs::WcStatus status);
+  void complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited);
+  void drop(Drop d) { ++counters_.drops[static_cast<size_t>(d)]; }
+
+  // requester.cpp
+  bool run_requester(Qp& qp);
+  enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
+  SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+  void restart_from(Qp& qp, Psn psn);
+  bool gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out);
+
+  // completer.cpp
+  void on_response(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  void ack_up_to(Qp& qp, Psn psn);   // completes SEND/WRITE WQEs whose last PSN <= psn
+  void fail_oldest(Qp& qp, verbs::WcStatus status);
+  bool run_timers(Qp& qp, TimePoint now);
+  void arm_ack_timer(Qp& qp);
+
+  // responder.cpp
+  void on_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  void on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  void on_uc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  void on_ud_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  enum class Exec : uint8_t { kOk, kRnr, kNakInvalid, kNakAccess, kNakOperational, kDropped };
+  Exec execute(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  Exec execute_read(Qp& qp, const packet::PacketView& p, bool duplicate);
+  Exec execute_atomic(Qp& qp, const packet::PacketView& p);
+  void send_read_responses(Qp& qp, const Resource& r, Psn from_psn);
+  void send_ack(Qp& qp, Psn psn, wire::Aeth aeth);
+  void duplicate_request(Qp& qp, const packet::PacketView& p);
+  bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
+  void flush_acks(Qp& qp);
+
+  verbs::DeviceCaps caps_;
+  PortAttr port_;
+  FrameSink& sink_;
+  const Clock& clock_;
+  std::mutex mu_;
+  DeviceCounters counters_;
+  verbs::MrTable mrs_;
+  std::list<verbs::Pd> pds_;
+  std::list<verbs::Cq> cqs_;
+  std::list<verbs::Srq> srqs_;
+  std::list<verbs::Ah> ahs_;
+  std::unordered_map<uint32_t, std::unique_ptr<Qp>> qps_;
+  uint32_t next_pd_ = 1;
+  uint32_t next_qpn_ = 0x11;  // rxe's first QPN (QP0/QP1 are the special QPs)
+  std::vector<AsyncEvent> async_;
+  std::vector<uint8_t> scratch_;   // one frame being built
+  std::vector<uint8_t> payload_;   // one payload being gathered
+};
+
+}  // namespace softib::rc

@@ -1,0 +1,145 @@
+// A queue pair: the verbs object (attributes, state, work queues, CQs) and the state of its
+// three transport engines (IBA 9.7, 9.8, 9.9; the split is rxe's):
+//
+//   requester  turns send WQEs into request packets: PSNs, segmentation to the path MTU,
+//              the window of unacknowledged packets, max_rd_atomic, fences
+//   completer  takes acknowledgements, NAKs, read responses and atomic acknowledgements;
+//              completes send WQEs in order; retransmits (timeout, sequence NAK, RNR)
+//   responder  takes request packets: PSN checks, duplicates, receive WQEs, memory
+//              access through R_Keys, READ/atomic resources, ACK/NAK generation
+//
+// Thread: everything here runs under the owning Device's progress lock, except the posts
+// into sq/rq (their own locks; see verbs/queues.hpp).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/clock.hpp"
+#include "verbs/cq.hpp"
+#include "verbs/mr.hpp"
+#include "verbs/qp_attr.hpp"
+#include "verbs/queues.hpp"
+
+namespace softib::rc {
+
+// The requester stops sending new packets when this many are unacknowledged (rxe:
+// RXE_MAX_UNACKED_PSNS). It asks for an acknowledgement every kAckReqInterval packets within
+// a long message so the window keeps moving.
+inline constexpr uint32_t kMaxUnackedPackets = 128;
+inline constexpr uint32_t kAckReqInterval = 32;
+
+struct RequesterState {
+  uint32_t send_pos = 0;        // SQ position of the WQE being sent or next to start
+  uint64_t send_offset = 0;     // bytes of it already sent (READ: already requested)
+  bool send_started = false;    // its first packet went out (first_psn is set)
+  Psn next_psn{};               // PSN of the next packet
+  Psn una{};                    // oldest unacknowledged PSN
+  uint32_t packets_since_ackreq = 0;
+  Psn sent_high{};              // one past the highest PSN ever sent (for counting retransmits)
+  uint32_t rd_outstanding = 0;  // READ/atomic WQEs sent and not completed
+  // Read responses of the oldest outstanding READ arrive from this PSN on.
+  Psn read_psn{};
+  bool read_psn_valid = false;
+  // Retransmission (IBA 9.7.6.1): the local ACK timer and the retry budgets.
+  uint8_t retry_left = 0;
+  uint8_t rnr_left = 0;
+  bool ack_timer = false;
+  TimePoint ack_deadline{};
+  bool rnr_wait = false;
+  TimePoint rnr_deadline{};
+  Psn rnr_psn{};
+  // A go-back triggered by a response (an implied NAK, a gap in read responses) is under way:
+  // further triggers wait until something new is acknowledged (rxe's started_retry), so one
+  // loss does not set off a retransmission for every late or duplicate response.
+  bool retry_started = false;
+  // A PSN sequence NAK for this PSN was acted on; repeats of it are ignored until the
+  // requester makes progress past it.
+  bool seq_nak_seen = false;
+  Psn seq_nak_psn{};
+};
+
+// A READ or atomic the responder executed, kept for replay to a duplicate request
+// (IBA 9.7.5.1.3 "responder resources"; max_dest_rd_atomic of them).
+struct Resource {
+  enum class Kind : uint8_t { kNone, kRead, kAtomic } kind = Kind::kNone;
+  Psn first_psn{};
+  Psn last_psn{};
+  uint64_t va = 0;
+  RKey rkey{};
+  uint32_t length = 0;
+  uint64_t original = 0;  // atomic: the value before the operation
+  uint32_t msn = 0;       // the MSN its response carried
+};
+
+struct ResponderState {
+  Psn epsn{};               // expected PSN
+  uint32_t msn = 0;         // messages completed (24 bits on the wire)
+  enum class InMsg : uint8_t { kNone, kSend, kWrite } in_msg = InMsg::kNone;
+  bool in_msg_imm_wqe = false;  // the WQE of a WRITE_WITH_IMM is taken at its last packet
+  // The receive WQE a SEND (or WRITE_WITH_IMM) is filling: taken off the RQ/SRQ into `held`
+  // at the message's first packet, so QPs sharing an SRQ never fill the same one.
+  verbs::RecvWqe* wqe = nullptr;
+  verbs::RecvWqe held;
+  uint64_t recv_offset = 0;
+  // RDMA WRITE in progress.
+  uint8_t* write_at = nullptr;
+  uint64_t write_left = 0;
+  uint64_t write_length = 0;
+  // UC: a message was dropped; everything until the next FIRST/ONLY is dropped too.
+  bool uc_dropping = false;
+  // A PSN sequence error NAK was sent for epsn; no more until epsn arrives (IBA 9.7.5.1.2).
+  bool nak_sent = false;
+  // ACK coalescing: one ACK per progress step for the newest PSN that asked for one.
+  bool ack_pending = false;
+  Psn ack_psn{};
+  std::vector<Resource> resources;
+  uint32_t resource_next = 0;
+};
+
+class Qp {
+ public:
+  Qp(Qpn qpn, const verbs::QpInitAttr& init, const verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq* recv_cq,
+     verbs::Srq* srq, void* context);
+  Qp(const Qp&) = delete;
+  Qp& operator=(const Qp&) = delete;
+
+  Qpn qpn() const { return qpn_; }
+  verbs::QpType type() const { return init_.qp_type; }
+  verbs::QpState state() const { return state_; }
+  const verbs::QpAttr& attr() const { return attr_; }
+  const verbs::QpInitAttr& init_attr() const { return init_; }
+  const verbs::Pd* pd() const { return pd_; }
+  verbs::Cq* send_cq() const { return send_cq_; }
+  verbs::Cq* recv_cq() const { return recv_cq_; }
+  verbs::Srq* srq() const { return srq_; }
+  void* context() const { return context_; }
+
+  verbs::SendQueue& sq() { return sq_; }
+  // The receive queue WQEs come from: the QP's own, or its SRQ's.
+  verbs::RecvQueue& rq() { return srq_ != nullptr ? srq_->rq() : *rq_; }
+  bool has_own_rq() const { return rq_ != nullptr; }
+
+ private:
+  friend class Device;
+  friend class Transport;
+
+  Qpn qpn_;
+  verbs::QpInitAttr init_;
+  const verbs::Pd* pd_;
+  verbs::Cq* send_cq_;
+  verbs::Cq* recv_cq_;
+  verbs::Srq* srq_;
+  void* context_;
+  verbs::QpState state_ = verbs::QpState::kReset;
+  verbs::QpAttr attr_{};
+  verbs::SendQueue sq_;
+  std::unique_ptr<verbs::RecvQueue> rq_;
+  RequesterState req_;
+  ResponderState resp_;
+  bool flush_pending_ = false;  // in Error with WQEs left to flush
+  bool last_wqe_event_sent_ = false;
+};
+
+}  // namespace softib::rc

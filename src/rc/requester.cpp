@@ -1,0 +1,220 @@
+// The requester (IBA 9.7.1-9.7.4, rxe_req.c): send WQEs become request packets.
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "rc/device.hpp"
+#include "rc/timers.hpp"
+
+namespace softib::rc {
+
+using packet::Position;
+using verbs::QpType;
+using verbs::WcStatus;
+using verbs::WrOpcode;
+
+namespace {
+
+bool is_read_or_atomic(WrOpcode op) {
+  return op == WrOpcode::kRdmaRead || op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
+}
+
+uint32_t packets_for(uint64_t length, uint32_t mtu) {
+  return length == 0 ? 1 : static_cast<uint32_t>((length + mtu - 1) / mtu);
+}
+
+Position position_of(bool first, bool last) {
+  if (first && last) return Position::kOnly;
+  if (first) return Position::kFirst;
+  return last ? Position::kLast : Position::kMiddle;
+}
+
+}  // namespace
+
+bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out) {
+  if (len == 0) return true;
+  if (w.is_inline) {
+    std::memcpy(out, w.inline_data.data() + offset, len);
+    return true;
+  }
+  uint64_t at = 0;  // message offset of the current SGE
+  for (uint32_t i = 0; i < w.num_sge && len > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    const uint64_t end = at + s.length;
+    if (end > offset) {
+      const uint64_t from = offset - at;
+      const uint64_t n = std::min<uint64_t>(s.length - from, len);
+      uint8_t* src = nullptr;
+      if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr + from, n, 0, &src) != verbs::MemFault::kNone) return false;
+      std::memcpy(out, src, n);
+      out += n;
+      offset += n;
+      len -= n;
+    }
+    at = end;
+  }
+  return len == 0;
+}
+
+bool Device::run_requester(Qp& qp) {
+  RequesterState& req = qp.req_;
+  auto& ring = qp.sq_.ring();
+  if (req.rnr_wait) return false;
+  bool did = false;
+  while (req.send_pos != ring.tail() && qp.state_ == verbs::QpState::kRts) {
+    verbs::SendWqe& w = ring.at(req.send_pos);
+    if (qp.type() == QpType::kRc) {
+      if (Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets)) break;
+      if (!req.send_started) {
+        // IBA 9.7.1 / 10.8.3.3: at most max_rd_atomic READ/atomic requests outstanding; a
+        // fenced WR waits until every earlier READ/atomic has completed.
+        if (is_read_or_atomic(w.opcode) && req.rd_outstanding >= qp.attr_.max_rd_atomic) break;
+        if ((w.send_flags & verbs::send_flag::kFence) != 0 && req.rd_outstanding > 0) break;
+      }
+    }
+    const SendResult r = send_wqe_packets(qp, w, req.send_pos);
+    did = true;
+    if (r != SendResult::kSent) break;
+  }
+  if (did && qp.type() == QpType::kRc && !req.ack_timer) arm_ack_timer(qp);
+  return did;
+}
+
+Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos) {
+  RequesterState& req = qp.req_;
+  const verbs::QpAttr& a = qp.attr_;
+  const uint32_t mtu = verbs::mtu_bytes(a.path_mtu);
+  const bool rc = qp.type() == QpType::kRc;
+  const bool ud = qp.type() == QpType::kUd;
+
+  if (!req.send_started) {
+    req.send_started = true;
+    req.send_offset = 0;
+    w.first_psn = req.next_psn;
+    const bool atomic = w.opcode == WrOpcode::kAtomicCmpAndSwp || w.opcode == WrOpcode::kAtomicFetchAndAdd;
+    w.last_psn = w.first_psn + (atomic ? 0 : packets_for(w.length, mtu) - 1);
+    w.state = verbs::WqeState::kSending;
+  }
+  if (ud && w.length > mtu) {
+    // A UD message is one packet (IBA 9.8.4); rxe fails the WR with a local length error.
+    complete_send(qp, w, WcStatus::kLocLenErr);
+    to_error(qp);
+    return SendResult::kFailed;
+  }
+
+  const FrameAddr to = address_of(ud ? w.ah : a.ah_attr);
+  packet::TransportHeaders h;
+  h.bth.pkey = qp_pkey(qp);
+  h.bth.dest_qp = ud ? w.remote_qpn : a.dest_qp_num;
+
+  auto finish = [&]() {
+    w.state = verbs::WqeState::kSent;
+    req.send_pos = pos + 1;
+    req.send_started = false;
+    req.send_offset = 0;
+    if (is_read_or_atomic(w.opcode)) ++req.rd_outstanding;
+    // UC and UD complete a WR once it is sent (IBA 9.8.3: no acknowledgements).
+    if (!rc) complete_send(qp, w, WcStatus::kSuccess);
+    return SendResult::kSent;
+  };
+  auto count_sent = [&](Psn psn) {
+    if (!before(psn, req.sent_high)) {
+      req.sent_high = psn + 1;
+    } else {
+      ++counters_.retransmits;
+    }
+  };
+
+  if (w.opcode == WrOpcode::kRdmaRead) {
+    // One request for what is left; the responses use the PSNs up to last_psn. A retried READ
+    // asks only for the rest (IBA 9.7.4.1.3 / o9-21: a new request from the missing PSN).
+    const uint64_t rest = w.length - req.send_offset;
+    h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcRdmaReadRequest);
+    h.bth.psn = req.next_psn;
+    h.reth = wire::Reth{w.remote_addr + req.send_offset, w.rkey, static_cast<uint32_t>(rest)};
+    send_frame(to, h, {});
+    count_sent(req.next_psn);
+    req.next_psn += packets_for(rest, mtu);
+    return finish();
+  }
+  if (w.opcode == WrOpcode::kAtomicCmpAndSwp || w.opcode == WrOpcode::kAtomicFetchAndAdd) {
+    h.bth.opcode = static_cast<uint8_t>(w.opcode == WrOpcode::kAtomicCmpAndSwp ? packet::Opcode::kRcCompareSwap
+                                                                                : packet::Opcode::kRcFetchAdd);
+    h.bth.psn = req.next_psn;
+    h.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, w.opcode == WrOpcode::kAtomicCmpAndSwp ? w.swap : w.compare_add,
+                                   w.compare_add};
+    send_frame(to, h, {});
+    count_sent(req.next_psn);
+    req.next_psn += 1;
+    return finish();
+  }
+
+  // SEND and RDMA WRITE: one packet per path MTU (IBA 9.7.2), FIRST/MIDDLE/LAST or ONLY.
+  if (payload_.size() < mtu) payload_.resize(mtu);
+  for (;;) {
+    if (rc && Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets))
+      return SendResult::kBlocked;
+    const uint64_t offset = req.send_offset;
+    const uint32_t chunk = static_cast<uint32_t>(std::min<uint64_t>(mtu, w.length - offset));
+    const bool first = offset == 0;
+    const bool last = offset + chunk == w.length;
+    const auto opcode = packet::requester_opcode(qp.type(), w.opcode, position_of(first, last));
+    SOFTIB_ASSERT(opcode.has_value());
+    h.bth.opcode = static_cast<uint8_t>(*opcode);
+    h.bth.psn = req.next_psn;
+    h.bth.solicited = last && (w.send_flags & verbs::send_flag::kSolicited) != 0;
+    ++req.packets_since_ackreq;
+    h.bth.ack_req = rc && (last || req.packets_since_ackreq >= kAckReqInterval);
+    if (h.bth.ack_req) req.packets_since_ackreq = 0;
+    const packet::OpcodeInfo& info = *packet::find_opcode(h.bth.opcode);
+    h.reth.reset();
+    h.immdt.reset();
+    h.ieth.reset();
+    if (info.headers.has(packet::ExtHeader::kReth)) h.reth = wire::Reth{w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)};
+    if (info.immediate()) h.immdt = wire::ImmDt{ntohl(w.imm_data)};
+    if (info.invalidate()) h.ieth = wire::Ieth{RKey(w.imm_data)};
+    if (ud) {
+      // IBA 10.2.4: a Q_Key with the high bit set means "use the QP's own Q_Key".
+      h.deth = wire::Deth{w.remote_qkey.is_controlled() ? a.qkey : w.remote_qkey, qp.qpn_};
+    }
+    if (!gather(qp, w, offset, chunk, payload_.data())) {
+      // IBA 10.8.3.1: a bad L_Key, PD or bounds fail the WR with a local protection error,
+      // and the QP goes to Error.
+      complete_send(qp, w, WcStatus::kLocProtErr);
+      to_error(qp);
+      return SendResult::kFailed;
+    }
+    send_frame(to, h, wire::ByteSpan(payload_.data(), chunk));
+    count_sent(req.next_psn);
+    req.next_psn += 1;
+    req.send_offset += chunk;
+    if (last) return finish();
+  }
+}
+
+// Go back to `psn` (IBA 9.7.6.1 / 9.7.5.2: the first PSN not acknowledged) and send again
+// from there: the WQE holding it restarts mid-message, READs ask for what is left.
+void Device::restart_from(Qp& qp, Psn psn) {
+  RequesterState& req = qp.req_;
+  auto& ring = qp.sq_.ring();
+  const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
+  const uint32_t end = req.send_pos + (req.send_started ? 1 : 0);
+  for (uint32_t pos = ring.head(); pos != end; ++pos) {
+    verbs::SendWqe& w = ring.at(pos);
+    if (before(psn, w.first_psn) || before(w.last_psn, psn)) continue;
+    const uint32_t index = static_cast<uint32_t>(Psn::distance(w.first_psn, psn));
+    req.send_pos = pos;
+    req.send_started = true;
+    req.send_offset = std::min<uint64_t>(uint64_t{index} * mtu, w.length);
+    req.next_psn = psn;
+    w.state = verbs::WqeState::kSending;
+    req.rd_outstanding = 0;
+    for (uint32_t p = ring.head(); p != pos; ++p)
+      if (is_read_or_atomic(ring.at(p).opcode)) ++req.rd_outstanding;
+    if (req.read_psn_valid && pos == ring.head()) req.read_psn = psn;
+    return;
+  }
+}
+
+}  // namespace softib::rc

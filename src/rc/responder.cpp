@@ -1,0 +1,544 @@
+// The responder (IBA 9.7.5.1, 9.8, 9.9; rxe_resp.c): request packets are checked in order
+// (QP state, transport, P_Key, Q_Key, PSN, opcode sequence), then executed against receive
+// WQEs and registered memory, then acknowledged.
+#include <arpa/inet.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "packet/builder.hpp"
+#include "rc/device.hpp"
+#include "wire/crc.hpp"
+
+namespace softib::rc {
+
+using packet::Operation;
+using packet::Position;
+using verbs::QpState;
+using verbs::QpType;
+using verbs::WcStatus;
+using wire::NakCode;
+
+namespace {
+
+uint32_t packets_for(uint64_t length, uint32_t mtu) {
+  return length == 0 ? 1 : static_cast<uint32_t>((length + mtu - 1) / mtu);
+}
+
+bool takes_receive_wqe(const packet::OpcodeInfo& info) {
+  // IBA 9.7.5.1.x: a SEND consumes a receive WQE at its first packet; an RDMA WRITE with
+  // immediate data at its last.
+  if (info.operation == Operation::kSend) return info.starts_message();
+  return info.operation == Operation::kRdmaWrite && info.immediate();
+}
+
+// Atomics on host memory that is not 8-byte aligned (an iova registration can map an
+// aligned va onto an unaligned address) fall back to one lock for the whole process.
+std::mutex g_unaligned_atomics;
+
+uint64_t do_atomic(uint8_t* at, bool cmp_swap, uint64_t swap_add, uint64_t compare) {
+  if (reinterpret_cast<uintptr_t>(at) % alignof(uint64_t) == 0) {
+    std::atomic_ref<uint64_t> ref(*reinterpret_cast<uint64_t*>(at));
+    if (!cmp_swap) return ref.fetch_add(swap_add);
+    uint64_t expected = compare;
+    ref.compare_exchange_strong(expected, swap_add);
+    return expected;  // the value before: compare on success, the current value otherwise
+  }
+  std::lock_guard lock(g_unaligned_atomics);
+  uint64_t v;
+  std::memcpy(&v, at, 8);
+  const uint64_t next = cmp_swap ? (v == compare ? swap_add : v) : v + swap_add;
+  std::memcpy(at, &next, 8);
+  return v;
+}
+
+}  // namespace
+
+bool Device::scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, WcStatus* fault) {
+  if (offset + data.size() > w.length) {
+    *fault = WcStatus::kLocLenErr;
+    return false;
+  }
+  uint64_t at = 0, left = data.size();
+  const uint8_t* src = data.data();
+  for (uint32_t i = 0; i < w.num_sge && left > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    const uint64_t end = at + s.length;
+    if (end > offset) {
+      const uint64_t skip = offset - at;
+      const uint64_t n = std::min<uint64_t>(s.length - skip, left);
+      uint8_t* dst = nullptr;
+      if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr + skip, n, verbs::access::kLocalWrite, &dst) !=
+          verbs::MemFault::kNone) {
+        *fault = WcStatus::kLocProtErr;
+        return false;
+      }
+      std::memcpy(dst, src, n);
+      src += n;
+      offset += n;
+      left -= n;
+    }
+    at = end;
+  }
+  return true;
+}
+
+void Device::receive(const FrameAddr& from, wire::ByteSpan transport) {
+  ++counters_.rx_packets;
+  auto view = packet::PacketView::parse_roce_v2_transport(transport);
+  if (!view.ok()) {
+    drop(Drop::kMalformed);
+    return;
+  }
+  const packet::PacketView& p = *view;
+  if (!p.info().supported) {
+    drop(Drop::kUnsupported);
+    return;
+  }
+  Qp* qp = find_qp(p.headers().bth.dest_qp);
+  if (qp == nullptr) {
+    drop(Drop::kNoQp);
+    return;
+  }
+  const auto t = packet::transport_of(qp->type());
+  if (!t || p.info().transport() != *t) {
+    drop(Drop::kWrongTransport);
+    return;
+  }
+  // IBA 10.9.3: every packet's P_Key must match the QP's (C10-115 for UD too).
+  if (!pkey_match(p.headers().bth.pkey, qp_pkey(*qp))) {
+    drop(Drop::kBadPkey);
+    return;
+  }
+  if (p.info().is_response())
+    on_response(*qp, from, p);
+  else
+    on_request(*qp, from, p);
+}
+
+void Device::on_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+  // IBA 10.3.1: a QP receives from RTR on; not in Reset, Init or Error.
+  if (qp.state_ == QpState::kReset || qp.state_ == QpState::kInit || qp.state_ == QpState::kError) {
+    drop(Drop::kQpState);
+    return;
+  }
+  switch (qp.type()) {
+    case QpType::kRc: on_rc_request(qp, from, p); return;
+    case QpType::kUc: on_uc_request(qp, from, p); return;
+    case QpType::kUd: on_ud_request(qp, from, p); return;
+    default: drop(Drop::kWrongTransport); return;
+  }
+}
+
+// Opcode sequence (IBA 9.7.5.1.x, C9-... "invalid request"): within a message only
+// MIDDLE/LAST of the same operation may follow; outside, only FIRST/ONLY.
+static bool sequence_ok(const ResponderState& r, const packet::OpcodeInfo& info) {
+  using InMsg = ResponderState::InMsg;
+  if (r.in_msg == InMsg::kNone) return info.starts_message();
+  if (info.starts_message()) return false;
+  return (r.in_msg == InMsg::kSend && info.operation == Operation::kSend) ||
+         (r.in_msg == InMsg::kWrite && info.operation == Operation::kRdmaWrite);
+}
+
+void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+  ResponderState& r = qp.resp_;
+  const wire::Bth& bth = p.headers().bth;
+  const int32_t d = Psn::distance(r.epsn, bth.psn);
+  if (d < 0) {
+    duplicate_request(qp, p);
+    return;
+  }
+  if (d > 0) {
+    // IBA 9.7.5.1.2: a PSN sequence error is NAKed once; later packets are dropped silently
+    // until the expected PSN arrives.
+    drop(Drop::kPsnOutOfOrder);
+    if (!r.nak_sent) {
+      r.nak_sent = true;
+      ++counters_.seq_naks_sent;
+      send_ack(qp, r.epsn, wire::Aeth::nak(r.msn, NakCode::kPsnSequenceError));
+    }
+    return;
+  }
+  r.nak_sent = false;
+  if (!sequence_ok(r, p.info())) {
+    send_ack(qp, bth.psn, wire::Aeth::nak(r.msn, NakCode::kInvalidRequest));
+    to_error(qp);
+    return;
+  }
+  switch (execute(qp, from, p)) {
+    case Exec::kOk:
+      if (bth.ack_req && !p.info().is_rdma_read() && !p.info().is_atomic()) {
+        r.ack_pending = true;
+        r.ack_psn = bth.psn;
+      }
+      return;
+    case Exec::kRnr:
+      ++counters_.rnr_naks_sent;
+      send_ack(qp, bth.psn, wire::Aeth::rnr_nak(r.msn, qp.attr_.min_rnr_timer));
+      return;
+    case Exec::kNakInvalid:
+      send_ack(qp, bth.psn, wire::Aeth::nak(r.msn, NakCode::kInvalidRequest));
+      to_error(qp);
+      return;
+    case Exec::kNakAccess:
+      send_ack(qp, bth.psn, wire::Aeth::nak(r.msn, NakCode::kRemoteAccessError));
+      to_error(qp);
+      return;
+    case Exec::kNakOperational:
+      send_ack(qp, bth.psn, wire::Aeth::nak(r.msn, NakCode::kRemoteOperationalError));
+      to_error(qp);
+      return;
+    case Exec::kDropped: return;
+  }
+}
+
+void Device::on_uc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+  ResponderState& r = qp.resp_;
+  const packet::OpcodeInfo& info = p.info();
+  const Psn psn = p.headers().bth.psn;
+  auto abandon = [&]() {
+    // IBA 9.8.3: the rest of a message with a lost packet is dropped; its receive WQE stays
+    // for the next message.
+    r.in_msg = ResponderState::InMsg::kNone;
+    r.recv_offset = 0;
+    r.uc_dropping = true;
+  };
+  if (psn != r.epsn) {
+    if (r.in_msg != ResponderState::InMsg::kNone || !info.starts_message()) abandon();
+    r.epsn = psn;  // UC resynchronises on any PSN (no retransmission to wait for)
+  }
+  if (r.uc_dropping) {
+    if (!info.starts_message()) {
+      drop(Drop::kUcMessageLost);
+      r.epsn = psn + 1;
+      return;
+    }
+    r.uc_dropping = false;
+  }
+  if (!sequence_ok(r, info)) {
+    abandon();
+    drop(Drop::kUcMessageLost);
+    r.epsn = psn + 1;
+    return;
+  }
+  if (execute(qp, from, p) != Exec::kOk) {
+    abandon();
+    r.epsn = psn + 1;
+  }
+}
+
+void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+  const wire::Deth& deth = *p.headers().deth;
+  // IBA 10.2.4 (C10-15): the Q_Key must match the QP's, else the packet is silently dropped.
+  if (deth.qkey != qp.attr_.qkey) {
+    drop(Drop::kBadQkey);
+    return;
+  }
+  verbs::RecvQueue& rq = qp.rq();
+  if (rq.empty()) {
+    drop(Drop::kNoReceiveWqe);
+    return;
+  }
+  verbs::RecvWqe& w = rq.front();
+  const wire::ByteSpan data = p.payload();
+  verbs::WorkCompletion wc;
+  wc.wr_id = w.wr_id;
+  wc.opcode = verbs::WcOpcode::kRecv;
+  wc.qp_num = qp.qpn_;
+  wc.src_qp = deth.src_qp;
+  wc.slid = from.slid;
+  wc.sl = from.sl;
+  wc.pkey_index = qp.attr_.pkey_index;
+  wc.byte_len = static_cast<uint32_t>(data.size() + wire::Grh::kLen);
+  // IBA 11.4.1.2: the first 40 bytes of a UD receive buffer hold the GRH, if there is one.
+  WcStatus fault = WcStatus::kSuccess;
+  bool ok = w.length >= wire::Grh::kLen + data.size();
+  if (!ok) fault = WcStatus::kLocLenErr;
+  if (ok && from.global) {
+    std::array<uint8_t, wire::Grh::kLen> grh_bytes{};
+    wire::Grh g;
+    g.tclass = from.traffic_class;
+    g.flow_label = from.flow_label;
+    g.pay_len = static_cast<uint16_t>(packet::transport_length(p.info(), data.size()) + wire::kIcrcLen);
+    g.hop_lmt = from.hop_limit;
+    g.sgid = from.sgid;
+    g.dgid = from.dgid;
+    g.encode(grh_bytes);
+    ok = scatter(qp, w, 0, grh_bytes, &fault);
+    wc.wc_flags |= verbs::wc_flag::kGrh;
+  }
+  if (ok) ok = scatter(qp, w, wire::Grh::kLen, data, &fault);
+  if (p.headers().immdt) {
+    wc.wc_flags |= verbs::wc_flag::kWithImm;
+    wc.imm_data = htonl(p.headers().immdt->imm);
+  }
+  if (!ok) {
+    wc.status = fault;
+    wc.byte_len = 0;
+  }
+  rq.pop();
+  if (qp.srq_ != nullptr && qp.srq_->take_limit_event()) async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp.srq_});
+  complete_recv(qp, wc, p.headers().bth.solicited);
+}
+
+Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+  ResponderState& r = qp.resp_;
+  const packet::OpcodeInfo& info = p.info();
+  const auto& h = p.headers();
+  const bool rc = qp.type() == QpType::kRc;
+  if (info.is_rdma_read()) return execute_read(qp, p, false);
+  if (info.is_atomic()) return execute_atomic(qp, p);
+
+  // The receive WQE is checked before anything is written, so an RNR NAK leaves no trace.
+  if (takes_receive_wqe(info) && r.wqe == nullptr) {
+    verbs::RecvQueue& rq = qp.rq();
+    if (rq.empty()) {
+      if (!rc) drop(Drop::kNoReceiveWqe);
+      return rc ? Exec::kRnr : Exec::kDropped;
+    }
+    const verbs::RecvWqe& f = rq.front();
+    r.held.wr_id = f.wr_id;
+    r.held.num_sge = f.num_sge;
+    r.held.length = f.length;
+    r.held.sge.assign(f.sge.begin(), f.sge.begin() + f.num_sge);
+    rq.pop();
+    if (qp.srq_ != nullptr && qp.srq_->take_limit_event())
+      async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp.srq_});
+    r.wqe = &r.held;
+    r.recv_offset = 0;
+  }
+  const wire::ByteSpan data = p.payload();
+
+  if (info.operation == Operation::kRdmaWrite) {
+    if (info.starts_message()) {
+      const wire::Reth& reth = *h.reth;
+      if ((qp.attr_.qp_access_flags & verbs::access::kRemoteWrite) == 0) return Exec::kNakAccess;
+      r.write_at = nullptr;
+      if (reth.dma_len != 0 &&
+          mrs_.resolve_remote(reth.rkey, qp.pd_, reth.va, reth.dma_len, verbs::access::kRemoteWrite, &r.write_at) !=
+              verbs::MemFault::kNone) {
+        return rc ? Exec::kNakAccess : Exec::kDropped;
+      }
+      r.write_left = r.write_length = reth.dma_len;
+      r.in_msg = ResponderState::InMsg::kWrite;
+    }
+    if (data.size() > r.write_left) return rc ? Exec::kNakInvalid : Exec::kDropped;
+    if (!data.empty()) std::memcpy(r.write_at, data.data(), data.size());
+    r.write_at += data.size();
+    r.write_left -= data.size();
+    r.epsn = h.bth.psn + 1;
+    if (!info.ends_message()) return Exec::kOk;
+    r.in_msg = ResponderState::InMsg::kNone;
+    if (r.write_left != 0) return rc ? Exec::kNakInvalid : Exec::kDropped;
+    r.msn = (r.msn + 1) & 0xFFFFFF;
+    if (info.immediate()) {
+      verbs::WorkCompletion wc;
+      wc.wr_id = r.wqe->wr_id;
+      wc.opcode = verbs::WcOpcode::kRecvRdmaWithImm;
+      wc.byte_len = static_cast<uint32_t>(r.write_length);
+      wc.wc_flags = verbs::wc_flag::kWithImm;
+      wc.imm_data = htonl(h.immdt->imm);
+      wc.qp_num = qp.qpn_;
+      wc.src_qp = qp.attr_.dest_qp_num;
+      wc.slid = from.slid;
+      wc.sl = from.sl;
+      wc.pkey_index = qp.attr_.pkey_index;
+      r.wqe = nullptr;
+      complete_recv(qp, wc, h.bth.solicited);
+    }
+    return Exec::kOk;
+  }
+
+  // SEND
+  if (info.starts_message()) r.in_msg = ResponderState::InMsg::kSend;
+  WcStatus fault = WcStatus::kSuccess;
+  if (!scatter(qp, *r.wqe, r.recv_offset, data, &fault)) {
+    // The receive WQE completes in error (IBA 9.9.3: class B/D errors at the responder);
+    // the requester learns of it through the NAK.
+    verbs::WorkCompletion wc;
+    wc.wr_id = r.wqe->wr_id;
+    wc.status = fault;
+    wc.opcode = verbs::WcOpcode::kRecv;
+    wc.qp_num = qp.qpn_;
+    r.wqe = nullptr;
+    r.in_msg = ResponderState::InMsg::kNone;
+    complete_recv(qp, wc, false);
+    if (!rc) return Exec::kDropped;
+    return fault == WcStatus::kLocLenErr ? Exec::kNakInvalid : Exec::kNakOperational;
+  }
+  r.recv_offset += data.size();
+  r.epsn = h.bth.psn + 1;
+  if (!info.ends_message()) return Exec::kOk;
+  verbs::WorkCompletion wc;
+  wc.wr_id = r.wqe->wr_id;
+  wc.opcode = verbs::WcOpcode::kRecv;
+  wc.byte_len = static_cast<uint32_t>(r.recv_offset);
+  if (h.immdt) {
+    wc.wc_flags |= verbs::wc_flag::kWithImm;
+    wc.imm_data = htonl(h.immdt->imm);
+  }
+  if (h.ieth) {
+    wc.wc_flags |= verbs::wc_flag::kWithInv;
+    wc.imm_data = h.ieth->rkey.value();
+  }
+  wc.qp_num = qp.qpn_;
+  wc.src_qp = qp.attr_.dest_qp_num;
+  wc.slid = from.slid;
+  wc.sl = from.sl;
+  wc.pkey_index = qp.attr_.pkey_index;
+  r.wqe = nullptr;
+  r.in_msg = ResponderState::InMsg::kNone;
+  r.msn = (r.msn + 1) & 0xFFFFFF;
+  complete_recv(qp, wc, h.bth.solicited);
+  return Exec::kOk;
+}
+
+Device::Exec Device::execute_read(Qp& qp, const packet::PacketView& p, bool /*duplicate*/) {
+  ResponderState& r = qp.resp_;
+  const wire::Reth& reth = *p.headers().reth;
+  const Psn psn = p.headers().bth.psn;
+  if ((qp.attr_.qp_access_flags & verbs::access::kRemoteRead) == 0) return Exec::kNakAccess;
+  uint8_t* at = nullptr;
+  if (reth.dma_len != 0 &&
+      mrs_.resolve_remote(reth.rkey, qp.pd_, reth.va, reth.dma_len, verbs::access::kRemoteRead, &at) !=
+          verbs::MemFault::kNone)
+    return Exec::kNakAccess;
+  const uint32_t n = packets_for(reth.dma_len, verbs::mtu_bytes(qp.attr_.path_mtu));
+  r.msn = (r.msn + 1) & 0xFFFFFF;
+  Resource& res = r.resources[r.resource_next];
+  r.resource_next = (r.resource_next + 1) % static_cast<uint32_t>(r.resources.size());
+  res = Resource{Resource::Kind::kRead, psn, psn + (n - 1), reth.va, reth.rkey, reth.dma_len, 0, r.msn};
+  r.epsn = psn + n;
+  send_read_responses(qp, res, psn);
+  return Exec::kOk;
+}
+
+Device::Exec Device::execute_atomic(Qp& qp, const packet::PacketView& p) {
+  ResponderState& r = qp.resp_;
+  const wire::AtomicEth& a = *p.headers().atomic_eth;
+  const Psn psn = p.headers().bth.psn;
+  if ((qp.attr_.qp_access_flags & verbs::access::kRemoteAtomic) == 0) return Exec::kNakAccess;
+  // IBA 9.4.5 (C9-...): the address must be naturally aligned, else "invalid request".
+  if ((a.va & 7) != 0) return Exec::kNakInvalid;
+  uint8_t* at = nullptr;
+  if (mrs_.resolve_remote(a.rkey, qp.pd_, a.va, 8, verbs::access::kRemoteAtomic, &at) != verbs::MemFault::kNone)
+    return Exec::kNakAccess;
+  const bool cmp_swap = p.info().operation == Operation::kCompareSwap;
+  const uint64_t original = do_atomic(at, cmp_swap, a.swap_add, a.compare);
+  r.msn = (r.msn + 1) & 0xFFFFFF;
+  Resource& res = r.resources[r.resource_next];
+  r.resource_next = (r.resource_next + 1) % static_cast<uint32_t>(r.resources.size());
+  res = Resource{Resource::Kind::kAtomic, psn, psn, a.va, a.rkey, 8, original, r.msn};
+  r.epsn = psn + 1;
+  packet::TransportHeaders h;
+  h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
+  h.bth.pkey = qp_pkey(qp);
+  h.bth.dest_qp = qp.attr_.dest_qp_num;
+  h.bth.psn = psn;
+  h.aeth = wire::Aeth::ack(r.msn);
+  h.atomic_ack_eth = wire::AtomicAckEth{original};
+  flush_acks(qp);
+  send_frame(address_of(qp.attr_.ah_attr), h, {});
+  return Exec::kOk;
+}
+
+void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn) {
+  // Responses start over at from_psn for what is left of the resource (a re-issued READ asks
+  // for the rest of the original: IBA 9.7.5.1.3).
+  flush_acks(qp);
+  const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
+  const uint64_t skip = uint64_t{static_cast<uint32_t>(Psn::distance(res.first_psn, from_psn))} * mtu;
+  const uint64_t length = res.length > skip ? res.length - skip : 0;
+  uint8_t* base = nullptr;
+  if (length != 0 &&
+      mrs_.resolve_remote(res.rkey, qp.pd_, res.va + skip, length, verbs::access::kRemoteRead, &base) !=
+          verbs::MemFault::kNone) {
+    // The region went away since the READ was first executed.
+    send_ack(qp, from_psn, wire::Aeth::nak(qp.resp_.msn, NakCode::kRemoteAccessError));
+    to_error(qp);
+    return;
+  }
+  const uint32_t n = packets_for(length, mtu);
+  packet::TransportHeaders h;
+  h.bth.pkey = qp_pkey(qp);
+  h.bth.dest_qp = qp.attr_.dest_qp_num;
+  const FrameAddr to = address_of(qp.attr_.ah_attr);
+  for (uint32_t i = 0; i < n; ++i) {
+    const bool first = i == 0, last = i + 1 == n;
+    packet::Opcode op = first && last ? packet::Opcode::kRcRdmaReadResponseOnly
+                        : first       ? packet::Opcode::kRcRdmaReadResponseFirst
+                        : last        ? packet::Opcode::kRcRdmaReadResponseLast
+                                      : packet::Opcode::kRcRdmaReadResponseMiddle;
+    h.bth.opcode = static_cast<uint8_t>(op);
+    h.bth.psn = from_psn + i;
+    if (first || last)
+      h.aeth = wire::Aeth::ack(res.msn);
+    else
+      h.aeth.reset();
+    const uint64_t off = uint64_t{i} * mtu;
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(mtu, length - off));
+    send_frame(to, h, wire::ByteSpan(base == nullptr ? nullptr : base + off, chunk));
+  }
+}
+
+void Device::duplicate_request(Qp& qp, const packet::PacketView& p) {
+  ResponderState& r = qp.resp_;
+  const packet::OpcodeInfo& info = p.info();
+  const Psn psn = p.headers().bth.psn;
+  ++counters_.duplicates_replayed;
+  if (info.is_rdma_read()) {
+    // IBA 9.7.5.1.3: replay from the resource that holds this PSN; the request may ask for
+    // the rest of the original READ only.
+    for (const Resource& res : r.resources) {
+      if (res.kind != Resource::Kind::kRead || before(psn, res.first_psn) || before(res.last_psn, psn)) continue;
+      send_read_responses(qp, res, psn);
+      return;
+    }
+    drop(Drop::kDuplicate);
+    return;
+  }
+  if (info.is_atomic()) {
+    // An atomic is never executed twice: its saved result is sent again (IBA 9.7.5.1.3.2).
+    for (const Resource& res : r.resources) {
+      if (res.kind != Resource::Kind::kAtomic || res.first_psn != psn) continue;
+      packet::TransportHeaders h;
+      h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
+      h.bth.pkey = qp_pkey(qp);
+      h.bth.dest_qp = qp.attr_.dest_qp_num;
+      h.bth.psn = psn;
+      h.aeth = wire::Aeth::ack(res.msn);
+      h.atomic_ack_eth = wire::AtomicAckEth{res.original};
+      flush_acks(qp);
+      send_frame(address_of(qp.attr_.ah_attr), h, {});
+      return;
+    }
+    drop(Drop::kDuplicate);
+    return;
+  }
+  // A duplicate SEND or WRITE is acknowledged again, up to the newest PSN executed.
+  drop(Drop::kDuplicate);
+  r.ack_pending = true;
+  r.ack_psn = r.epsn - 1;
+}
+
+void Device::send_ack(Qp& qp, Psn psn, wire::Aeth aeth) {
+  // Keep acknowledgements in PSN order: a coalesced ACK for an earlier PSN goes first.
+  if (aeth.kind() != wire::AethKind::kAck) flush_acks(qp);
+  packet::TransportHeaders h;
+  h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
+  h.bth.pkey = qp_pkey(qp);
+  h.bth.dest_qp = qp.attr_.dest_qp_num;
+  h.bth.psn = psn;
+  h.aeth = aeth;
+  send_frame(address_of(qp.attr_.ah_attr), h, {});
+}
+
+void Device::flush_acks(Qp& qp) {
+  ResponderState& r = qp.resp_;
+  if (!r.ack_pending) return;
+  r.ack_pending = false;
+  send_ack(qp, r.ack_psn, wire::Aeth::ack(r.msn));
+}
+
+}  // namespace softib::rc

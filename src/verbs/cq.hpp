@@ -1,0 +1,66 @@
+// Completion queue (IBA 11.4.2; ibv_create_cq, ibv_poll_cq, ibv_req_notify_cq,
+// ibv_resize_cq).
+//
+// The transport pushes completions; consumers poll them. Notification: after arm(), the
+// next completion (solicited_only: the next solicited or unsuccessful one, IBA 11.4.2.2)
+// fires the notify callback once, which hands the CQ to its completion channel. A push to a
+// full CQ is an overrun: the completion is lost, the CQ is in error and the callback for
+// async events reports IBV_EVENT_CQ_ERR (IBA 11.6.3.1, "CQ overrun").
+//
+// Thread: push() under the device's progress lock; poll/arm/resize from any thread (a
+// mutex guards the consumer side and the notification state).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <span>
+
+#include "verbs/ring.hpp"
+#include "verbs/work.hpp"
+
+namespace softib::verbs {
+
+class Cq {
+ public:
+  using Callback = std::function<void(Cq&)>;
+
+  Cq(uint32_t cqe, void* cq_context) : ring_(cqe), context_(cq_context) {}
+  Cq(const Cq&) = delete;
+  Cq& operator=(const Cq&) = delete;
+
+  uint32_t cqe() const { return ring_.capacity(); }
+  void* context() const { return context_; }
+
+  // Where notifications and overruns go (the completion channel, the async event queue).
+  void on_notify(Callback f) { notify_ = std::move(f); }
+  void on_overrun(Callback f) { overrun_ = std::move(f); }
+
+  // Producer side. solicited: the completion is for a message with the SE bit.
+  // Returns false on overrun (the completion was lost).
+  bool push(const WorkCompletion& wc, bool solicited = false);
+
+  // ibv_poll_cq: up to out.size() completions, oldest first.
+  size_t poll(std::span<WorkCompletion> out);
+  // ibv_req_notify_cq.
+  void arm(bool solicited_only);
+  // ibv_resize_cq. EINVAL when it would hold fewer than the completions queued.
+  // REQUIRES: the progress lock is held (no push runs concurrently).
+  Status resize(uint32_t cqe);
+
+  bool overrun() const { return overrun_flag_; }
+  size_t queued() const { return ring_.size(); }
+
+ private:
+  enum class Arm : uint8_t { kNone, kNext, kSolicited };
+
+  WorkRing<WorkCompletion> ring_;
+  void* context_;
+  std::mutex mu_;
+  Arm arm_ = Arm::kNone;
+  bool overrun_flag_ = false;
+  Callback notify_;
+  Callback overrun_;
+};
+
+}  // namespace softib::verbs

@@ -1,0 +1,69 @@
+// EventQueue<T>: events handed from the transport to a consumer that may sleep on a file
+// descriptor, as libibverbs' completion channels (ibv_get_cq_event) and the async event fd
+// (ibv_get_async_event) do. The fd is an eventfd in semaphore mode: it is readable while
+// events are queued, poll/epoll/select work on it, and the consumer may make it non-blocking.
+//
+// Thread: any thread may push; any thread may pop (a mutex guards the queue).
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <optional>
+
+#include "base/result.hpp"
+
+namespace softib::verbs {
+
+class EventFd {
+ public:
+  static Result<EventFd> create();
+  EventFd(EventFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  EventFd& operator=(EventFd&& o) noexcept;
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
+  ~EventFd();
+
+  int fd() const { return fd_; }
+  void signal() const;      // +1
+  // -1; blocks while zero unless the fd is non-blocking. false: would block (EAGAIN) or EINTR.
+  bool wait() const;
+
+ private:
+  explicit EventFd(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+template <class T>
+class EventQueue {
+ public:
+  explicit EventQueue(EventFd fd) : fd_(std::move(fd)) {}
+  int fd() const { return fd_.fd(); }
+
+  void push(T event) {
+    {
+      std::lock_guard lock(mu_);
+      events_.push_back(std::move(event));
+    }
+    fd_.signal();
+  }
+  // Blocks (unless the fd is non-blocking) until an event is queued. nullopt: EAGAIN/EINTR.
+  std::optional<T> pop() {
+    if (!fd_.wait()) return std::nullopt;
+    std::lock_guard lock(mu_);
+    SOFTIB_ASSERT(!events_.empty());
+    T e = std::move(events_.front());
+    events_.pop_front();
+    return e;
+  }
+  size_t pending() const {
+    std::lock_guard lock(mu_);
+    return events_.size();
+  }
+
+ private:
+  EventFd fd_;
+  mutable std::mutex mu_;
+  std::deque<T> events_;
+};
+
+}  // namespace softib::verbs

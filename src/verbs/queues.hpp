@@ -1,0 +1,128 @@
+// Send and receive work queue entries and the queues that hold them (IBA 10.8, 11.4.1).
+//
+// A post copies the work request into a queue slot (its scatter/gather list into the slot's
+// own SGE array, inline data into the slot's own buffer), so the consumer's arrays may be
+// reused as soon as the post returns, as libibverbs promises.
+//
+// Thread: posters serialise on the queue's post mutex; the transport consumes under the
+// device's progress lock (WorkRing explains the hand-over).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "base/result.hpp"
+#include "verbs/qp_attr.hpp"
+#include "verbs/ring.hpp"
+#include "verbs/work.hpp"
+
+namespace softib::verbs {
+
+struct RecvWqe {
+  uint64_t wr_id = 0;
+  uint32_t num_sge = 0;
+  uint64_t length = 0;    // sum of the SGE lengths
+  std::vector<Sge> sge;   // sized max_recv_sge at creation
+};
+
+// What the transport tracks of a send WQE it is working on.
+enum class WqeState : uint8_t { kPosted, kSending, kSent, kDone };
+
+struct SendWqe {
+  uint64_t wr_id = 0;
+  WrOpcode opcode = WrOpcode::kSend;
+  uint32_t send_flags = 0;
+  uint32_t imm_data = 0;
+  uint64_t remote_addr = 0;
+  RKey rkey{};
+  uint64_t compare_add = 0;
+  uint64_t swap = 0;
+  AhAttr ah{};            // UD: a copy of the AH's attributes, so the AH may go away
+  Qpn remote_qpn{};
+  QKey remote_qkey{};
+  uint32_t num_sge = 0;
+  uint64_t length = 0;    // message length in bytes
+  bool is_inline = false;
+  std::vector<Sge> sge;               // sized max_send_sge at creation
+  std::vector<uint8_t> inline_data;   // sized max_inline_data at creation
+
+  // Transport bookkeeping, owned by the transport after the post.
+  WqeState state = WqeState::kPosted;
+  Psn first_psn{};
+  Psn last_psn{};         // PSN of the last packet (READ: of the last response)
+  bool signaled = false;
+};
+
+class RecvQueue {
+ public:
+  RecvQueue(uint32_t max_wr, uint32_t max_sge);
+  uint32_t max_wr() const { return ring_.capacity(); }
+  uint32_t max_sge() const { return max_sge_; }
+
+  // EINVAL for too many SGEs; ENOMEM when the queue is full (rxe's codes).
+  Status post(const RecvWr& wr);
+
+  // Transport side. REQUIRES: !empty()
+  bool empty() const { return ring_.empty(); }
+  uint32_t size() const { return ring_.size(); }
+  RecvWqe& front() { return ring_.peek(); }
+  void pop() { ring_.release(); }
+  // ibv_modify_srq max_wr. REQUIRES: the progress lock is held.
+  Status resize(uint32_t max_wr);
+
+ private:
+  std::mutex post_mu_;
+  WorkRing<RecvWqe> ring_;
+  uint32_t max_sge_;
+};
+
+// A shared receive queue (IBA 10.2.9.2): one RecvQueue for many QPs, with a limit that,
+// once armed, raises IBV_EVENT_SRQ_LIMIT_REACHED when the queue falls below it.
+class Srq {
+ public:
+  Srq(uint32_t max_wr, uint32_t max_sge, uint32_t limit, void* context)
+      : rq_(max_wr, max_sge), limit_(limit), context_(context) {}
+  RecvQueue& rq() { return rq_; }
+  void* context() const { return context_; }
+  uint32_t limit() const { return limit_; }
+  // ibv_modify_srq IBV_SRQ_LIMIT: arms the limit event (0 disarms).
+  void set_limit(uint32_t limit) { limit_ = limit; }
+  // Called by the transport after it took a WQE: true once when the queue fell below the
+  // armed limit (the limit then disarms, IBA 11.5.2.3).
+  bool take_limit_event() {
+    if (limit_ == 0 || rq_.size() >= limit_) return false;
+    limit_ = 0;
+    return true;
+  }
+
+ private:
+  RecvQueue rq_;
+  uint32_t limit_;
+  void* context_;
+};
+
+class SendQueue {
+ public:
+  SendQueue(uint32_t max_wr, uint32_t max_sge, uint32_t max_inline);
+  uint32_t max_wr() const { return ring_.capacity(); }
+  uint32_t max_sge() const { return max_sge_; }
+  uint32_t max_inline() const { return max_inline_; }
+
+  // Copies the WR into the next slot (no key checks: those happen when the transport reads
+  // the memory, and fail the WR's completion, IBA 10.8.3). EINVAL for too many SGEs, inline
+  // data beyond max_inline_data, an atomic that is not 8 bytes at an 8-byte aligned address;
+  // ENOMEM when the queue is full.
+  Status post(const SendWr& wr, bool sig_all);
+
+  // Positions (WorkRing::head/tail): [head, tail) are posted and not yet completed.
+  WorkRing<SendWqe>& ring() { return ring_; }
+
+ private:
+  std::mutex post_mu_;
+  WorkRing<SendWqe> ring_;
+  uint32_t max_sge_;
+  uint32_t max_inline_;
+};
+
+}  // namespace softib::verbs
