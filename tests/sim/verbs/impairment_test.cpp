@@ -3,6 +3,7 @@
 // UC under loss: the sender completes everything, the receiver gets whole messages or none.
 #include <map>
 #include <random>
+#include <set>
 
 #include "sim/verbs/pair.hpp"
 

@@ -150,6 +150,11 @@ class Pair : public ::testing::Test {
     return out;
   }
 
+  // Runs the fabric for `d` of virtual time (everything in flight arrives).
+  void drain(Duration d = std::chrono::milliseconds(1)) {
+    fabric.run_until([] { return false; }, d);
+  }
+
   ManualClock clock;
   link::SimFabric fabric;
   Node a;

@@ -197,7 +197,7 @@ TEST_F(Rc, RnrRetryThenSuccess) {
   Sge s = a.sge(0, 16);
   wr.sg_list = {&s, 1};
   ASSERT_TRUE(post_send(a, qa, wr).ok());
-  fabric.run_until([] { return false; }, std::chrono::milliseconds(1));
+  drain();
   EXPECT_GT(b.device.counters().rnr_naks_sent, 0u);
   EXPECT_EQ(a.scq->queued(), 0u);
   ASSERT_TRUE(post_recv(b, qb, 1, {b.sge(0, 16)}).ok());
