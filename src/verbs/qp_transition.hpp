@@ -163,10 +163,16 @@ inline constexpr const auto& kTransitionTable = transition_detail::kTable;
 
 // The row of a transition, or nullptr when (cur, next) is not a legal transition (including
 // values outside enum QpState).
+// The index of the row, or -1. (Constant expressions compare indices, not pointers: g++ 12
+// with -fsanitize=address refuses to compare a pointer into the table with nullptr there.)
+constexpr int transition_index(QpState cur, QpState next) {
+  for (size_t i = 0; i < kTransitionTable.size(); ++i)
+    if (kTransitionTable[i].from == cur && kTransitionTable[i].to == next) return static_cast<int>(i);
+  return -1;
+}
 constexpr const TransitionRule* find_transition(QpState cur, QpState next) {
-  for (const TransitionRule& row : kTransitionTable)
-    if (row.from == cur && row.to == next) return &row;
-  return nullptr;
+  const int i = transition_index(cur, next);
+  return i < 0 ? nullptr : &kTransitionTable[static_cast<size_t>(i)];
 }
 
 // The states from which a modify may name CUR_STATE at all (ib_modify_qp_is_ok's first test).
@@ -181,9 +187,9 @@ constexpr bool cur_state_allowed_from(QpState cur) {
 // (check_modify() in qp_check.hpp does). RD and XRC: always false.
 constexpr bool modify_is_ok(QpState cur, QpState next, QpType type, uint32_t mask) {
   if ((mask & attr::kCurState) != 0 && !cur_state_allowed_from(cur)) return false;
-  const TransitionRule* rule = find_transition(cur, next);
-  if (rule == nullptr) return false;
-  const std::optional<AttrMasks> m = rule->masks(type);
+  const int i = transition_index(cur, next);
+  if (i < 0) return false;
+  const std::optional<AttrMasks> m = kTransitionTable[static_cast<size_t>(i)].masks(type);
   if (!m) return false;
   if ((mask & m->required) != m->required) return false;
   return (mask & ~m->allowed()) == 0;
