@@ -52,9 +52,11 @@ Result<const OpcodeInfo*> check(const TransportHeaders& h, size_t payload_len) {
   return info;
 }
 
-// Writes BTH ... pad. REQUIRES: check() accepted h, out.size() >= transport_length().
-size_t encode_transport(const OpcodeInfo& info, const TransportHeaders& h, ByteSpan payload, MutByteSpan out) {
-  const size_t pad = pad_for(payload.size());
+// Writes BTH and the extension headers, and zeroes the pad after a payload of payload_len
+// bytes (which it does not write). REQUIRES: check() accepted h, out.size() >=
+// transport_length().
+size_t encode_headers(const OpcodeInfo& info, const TransportHeaders& h, size_t payload_len, MutByteSpan out) {
+  const size_t pad = pad_for(payload_len);
   wire::Bth bth = h.bth;
   bth.pad_count = static_cast<uint8_t>(pad);
   bth.encode(out);
@@ -63,9 +65,15 @@ size_t encode_transport(const OpcodeInfo& info, const TransportHeaders& h, ByteS
     if (info.headers.has(e)) h.get<e>()->encode(out.subspan(info.offset(e)));
   });
   const size_t at = info.header_length();
-  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<ptrdiff_t>(at));
-  std::fill_n(out.begin() + static_cast<ptrdiff_t>(at + payload.size()), pad, uint8_t{0});
-  return at + payload.size() + pad;
+  std::fill_n(out.begin() + static_cast<ptrdiff_t>(at + payload_len), pad, uint8_t{0});
+  return at + payload_len + pad;
+}
+
+// Writes BTH ... pad. REQUIRES: check() accepted h, out.size() >= transport_length().
+size_t encode_transport(const OpcodeInfo& info, const TransportHeaders& h, ByteSpan payload, MutByteSpan out) {
+  const size_t len = encode_headers(info, h, payload.size(), out);
+  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<ptrdiff_t>(info.header_length()));
+  return len;
 }
 
 Status too_small(size_t need, size_t have) {
@@ -93,6 +101,14 @@ Result<size_t> build_transport(const TransportHeaders& headers, ByteSpan payload
   const size_t len = transport_length(**info, payload.size());
   if (out.size() < len) return too_small(len, out.size());
   return encode_transport(**info, headers, payload, out);
+}
+
+Result<size_t> build_transport_headers(const TransportHeaders& headers, size_t payload_len, MutByteSpan out) {
+  auto info = check(headers, payload_len);
+  if (!info) return Err{info.error()};
+  const size_t len = transport_length(**info, payload_len);
+  if (out.size() < len) return too_small(len, out.size());
+  return encode_headers(**info, headers, payload_len, out);
 }
 
 Result<size_t> build_roce_v2(const wire::RoceV2Addressing& addressing, const TransportHeaders& headers,

@@ -53,6 +53,10 @@ size_t roce_v2_packet_length(bool ipv6, const OpcodeInfo& info, size_t payload_l
 
 // Each returns the number of bytes written at the start of `out`.
 Result<size_t> build_transport(const TransportHeaders& headers, wire::ByteSpan payload, wire::MutByteSpan out);
+// The headers and pad of a transport packet whose payload_len payload bytes the caller writes
+// itself at info.header_length() (a requester gathers them straight from its SGEs): the
+// same checks and bytes as build_transport, without the copy.
+Result<size_t> build_transport_headers(const TransportHeaders& headers, size_t payload_len, wire::MutByteSpan out);
 Result<size_t> build_roce_v2(const wire::RoceV2Addressing& addressing, const TransportHeaders& headers,
                              wire::ByteSpan payload, wire::MutByteSpan out);
 Result<size_t> build_ib(const IbRoute& route, const TransportHeaders& headers, wire::ByteSpan payload,

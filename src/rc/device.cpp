@@ -340,11 +340,11 @@ void Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, 
   const packet::OpcodeInfo* info = h.info();
   SOFTIB_ASSERT(info != nullptr);
   const size_t len = packet::transport_length(*info, payload.size());
-  if (scratch_.size() < len) scratch_.resize(len);
-  auto built = packet::build_transport(h, payload, scratch_);
+  wire::MutByteSpan out = sink_.reserve(len);
+  auto built = packet::build_transport(h, payload, out);
   SOFTIB_ASSERT_MSG(built.ok(), "the transport built a packet its own table refuses");
   ++counters_.tx_packets;
-  sink_.send(to, wire::ByteSpan(scratch_.data(), *built));
+  sink_.commit(to, *built);
 }
 
 void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {

@@ -179,8 +179,6 @@ class Device {
   uint32_t next_pd_ = 1;
   uint32_t next_qpn_ = 0x11;  // rxe's first QPN (QP0/QP1 are the special QPs)
   std::vector<AsyncEvent> async_;
-  std::vector<uint8_t> scratch_;   // one frame being built
-  std::vector<uint8_t> payload_;   // one payload being gathered
 };
 
 }  // namespace softib::rc

@@ -6,6 +6,7 @@
 // No CRC is computed for a frame that never leaves memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "base/gid.hpp"
@@ -26,13 +27,23 @@ struct FrameAddr {
   uint8_t hop_limit = 0;
 };
 
-// Where a device's outgoing frames go. The transport calls send() from its progress step;
-// the sink copies the bytes (they live in the device's scratch buffer) and must not call
-// back into the device.
+// Where a device's outgoing frames go. The transport builds each frame in place: reserve()
+// lends it room for one frame's transport bytes (a ring slot, a buffer), it writes headers and
+// payload there, and commit() sends the first `len` bytes to `to`. One frame is reserved at a
+// time; a reservation that is not committed is simply reused. Called from the device's
+// progress step; the sink must not call back into the device.
 class FrameSink {
  public:
   virtual ~FrameSink() = default;
-  virtual void send(const FrameAddr& to, wire::ByteSpan transport) = 0;
+  virtual wire::MutByteSpan reserve(size_t len) = 0;
+  virtual void commit(const FrameAddr& to, size_t len) = 0;
+
+  // reserve + copy + commit, for frames built elsewhere.
+  void send(const FrameAddr& to, wire::ByteSpan transport) {
+    wire::MutByteSpan out = reserve(transport.size());
+    std::copy(transport.begin(), transport.end(), out.begin());
+    commit(to, transport.size());
+  }
 };
 
 }  // namespace softib::rc

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "packet/builder.hpp"
 #include "rc/device.hpp"
 #include "rc/timers.hpp"
 
@@ -151,7 +152,6 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
   }
 
   // SEND and RDMA WRITE: one packet per path MTU (IBA 9.7.2), FIRST/MIDDLE/LAST or ONLY.
-  if (payload_.size() < mtu) payload_.resize(mtu);
   for (;;) {
     if (rc && Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets))
       return SendResult::kBlocked;
@@ -178,14 +178,19 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       // IBA 10.2.4: a Q_Key with the high bit set means "use the QP's own Q_Key".
       h.deth = wire::Deth{w.remote_qkey.is_controlled() ? a.qkey : w.remote_qkey, qp.qpn_};
     }
-    if (!gather(qp, w, offset, chunk, payload_.data())) {
+    // Headers, then the payload gathered from the SGEs straight into the frame: one copy.
+    wire::MutByteSpan out = sink_.reserve(packet::transport_length(info, chunk));
+    auto built = packet::build_transport_headers(h, chunk, out);
+    SOFTIB_ASSERT_MSG(built.ok(), "the requester built a packet its own table refuses");
+    if (!gather(qp, w, offset, chunk, out.data() + info.header_length())) {
       // IBA 10.8.3.1: a bad L_Key, PD or bounds fail the WR with a local protection error,
-      // and the QP goes to Error.
+      // and the QP goes to Error. The reserved frame is never committed.
       complete_send(qp, w, WcStatus::kLocProtErr);
       to_error(qp);
       return SendResult::kFailed;
     }
-    send_frame(to, h, wire::ByteSpan(payload_.data(), chunk));
+    ++counters_.tx_packets;
+    sink_.commit(to, *built);
     count_sent(req.next_psn);
     req.next_psn += 1;
     req.send_offset += chunk;

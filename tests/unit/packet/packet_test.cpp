@@ -343,3 +343,36 @@ TEST(PacketTruncation, EveryByteBoundaryOfARoceDatagramIsCaughtByItsIpLength) {
 
 }  // namespace
 }  // namespace softib::packet
+
+namespace softib::packet {
+namespace {
+
+// build_transport_headers + the caller's payload is byte for byte build_transport, and it
+// refuses what build_transport refuses.
+TEST(PacketBuilder, HeadersOnlyThenPayloadEqualsTheWholeBuild) {
+  TestRng rng;
+  for (const OpcodeInfo& info : kOpcodeTable) {
+    for (size_t n : payload_sizes(info, 64)) {
+      SCOPED_TRACE(std::string(info.name) + " payload " + std::to_string(n));
+      const TransportHeaders h = random_headers(rng, info);
+      const std::vector<uint8_t> payload = random_bytes(rng, n);
+      std::vector<uint8_t> whole(transport_length(info, n), 0xAA), parts(transport_length(info, n), 0x55);
+      auto a = build_transport(h, payload, whole);
+      auto b = build_transport_headers(h, n, parts);
+      ASSERT_TRUE(a.ok());
+      ASSERT_TRUE(b.ok());
+      ASSERT_EQ(*a, *b);
+      std::copy(payload.begin(), payload.end(), parts.begin() + static_cast<ptrdiff_t>(info.header_length()));
+      ASSERT_EQ(whole, parts);
+    }
+  }
+  TransportHeaders ack;
+  ack.bth.opcode = static_cast<uint8_t>(Opcode::kRcAcknowledge);
+  ack.aeth = wire::Aeth::ack(0);
+  std::vector<uint8_t> out(64);
+  EXPECT_FALSE(build_transport_headers(ack, 4, out).ok()) << "an ACK carries no payload";
+  EXPECT_FALSE(build_transport_headers(ack, 0, wire::MutByteSpan(out.data(), 8)).ok()) << "too small";
+}
+
+}  // namespace
+}  // namespace softib::packet
