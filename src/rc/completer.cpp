@@ -41,25 +41,41 @@ void Device::fail_oldest(Qp& qp, WcStatus status) {
   to_error(qp);
 }
 
+// A response for `psn` says the responder executed every request before `psn`. If the oldest
+// WQE is a READ or atomic whose last PSN is before `psn`, its responses were lost (they would
+// have arrived first): the requester asks for them again (IBA 9.7.5.2.1, "implied NAK"; rxe
+// check_psn returns COMPST_ERROR_RETRY for any response beyond such a WQE). Returns true when
+// the oldest WQE is such a READ or atomic (the go-back to it may already be under way).
+bool Device::implied_nak(Qp& qp, Psn psn) {
+  RequesterState& req = qp.req_;
+  auto& ring = qp.sq_.ring();
+  if (!outstanding(req, ring.head())) return false;
+  verbs::SendWqe& w = ring.peek();
+  if (w.state == verbs::WqeState::kPosted || !is_read_or_atomic(w.opcode)) return false;
+  // Only a response beyond the READ's last response PSN says they were lost; a read response
+  // (or an ACK) inside its range is the READ still arriving.
+  if (!before(w.last_psn, psn)) return false;
+  if (!req.retry_started) {
+    req.retry_started = true;
+    restart_from(qp, req.read_psn_valid ? req.read_psn : w.first_psn);
+  }
+  return true;
+}
+
 // Completes the SEND/WRITE WQEs whose last PSN is at or before `psn` (an ACK is cumulative,
-// IBA 9.7.5.1.1). A READ or atomic in the way that `psn` covers lost its response: the
-// requester asks again (IBA 9.7.5.2.1, "implied NAK").
+// IBA 9.7.5.1.1). A READ or atomic in the way stops it: it completes only with its responses,
+// or is asked for again when `psn` lies beyond it (implied_nak).
 void Device::ack_up_to(Qp& qp, Psn psn) {
   RequesterState& req = qp.req_;
   auto& ring = qp.sq_.ring();
   const Psn una_before = req.una;
+  bool read_in_the_way = false;
   while (outstanding(req, ring.head())) {
     verbs::SendWqe& w = ring.peek();
     if (w.state == verbs::WqeState::kPosted) break;
     if (before(psn, w.first_psn)) break;
     if (is_read_or_atomic(w.opcode)) {
-      // Only an acknowledgement beyond the READ's last response PSN says the responses were
-      // lost; a read response (or an ACK) inside its range is the READ still arriving.
-      if (!before(w.last_psn, psn)) break;
-      if (!req.retry_started) {
-        req.retry_started = true;
-        restart_from(qp, req.read_psn_valid ? req.read_psn : w.first_psn);
-      }
+      read_in_the_way = true;
       break;
     }
     if (before(psn, w.last_psn) || w.state != verbs::WqeState::kSent) {
@@ -77,6 +93,11 @@ void Device::ack_up_to(Qp& qp, Psn psn) {
     if (req.seq_nak_seen && !before(req.una, req.seq_nak_psn + 1)) req.seq_nak_seen = false;
     arm_ack_timer(qp);
   }
+  // Only after the progress above ends an earlier go-back: an ACK that completes a SEND and
+  // passes a lost READ starts one go-back, which its duplicates must not start again (found by
+  // protocol test AckThatCompletesASendAndPassesALostReadReRequestsItOnce: the reset above
+  // used to undo the go-back's retry_started, so every copy of the ACK went back again).
+  if (read_in_the_way) implied_nak(qp, psn);
 }
 
 void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::PacketView& p) {
@@ -105,6 +126,10 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Packet
         ++counters_.rnr_naks_received;
         ack_up_to(qp, psn - 1);
         if (qp.state_ == QpState::kError) return;
+        // An RNR or sequence NAK beyond a READ whose responses were lost: the retry starts at
+        // the READ, not at `psn` (ack_up_to(psn - 1) sees only the PSNs before the NAK's; found
+        // by protocol tests RnrNakBeyondALostReadResponse... and SequenceNakRightAfterALost...).
+        if (implied_nak(qp, psn)) return;
         if (req.rnr_left == 0) {
           fail_oldest(qp, WcStatus::kRnrRetryExcErr);
           return;
@@ -121,6 +146,7 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Packet
         switch (aeth.nak_code()) {
           case NakCode::kPsnSequenceError:
             ++counters_.seq_naks_received;
+            if (implied_nak(qp, psn)) return;
             // One retransmission per lost PSN: repeats of the NAK are ignored (IBA o9-9.1).
             if (req.seq_nak_seen && req.seq_nak_psn == psn) return;
             req.seq_nak_seen = true;
@@ -137,9 +163,13 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Packet
     return;
   }
 
-  // A read response or an atomic acknowledgement implicitly acknowledges the PSNs before it.
+  // A read response or an atomic acknowledgement implicitly acknowledges the PSNs before it,
+  // and says that a READ or atomic ending before it lost its responses (found by protocol test
+  // AtomicAckBeyondALostReadResponseGoesBackToTheRead: it was dropped as stale and the READ
+  // waited for the ACK timer, forever with timeout 0).
   ack_up_to(qp, psn - 1);
   if (qp.state_ == QpState::kError || ring.empty()) return;
+  if (implied_nak(qp, psn)) return;
   verbs::SendWqe& w = ring.peek();
   if (w.state == verbs::WqeState::kPosted || before(psn, w.first_psn) || before(w.last_psn, psn)) {
     drop(Drop::kStaleResponse);

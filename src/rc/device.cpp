@@ -225,8 +225,10 @@ void Device::flush(Qp& qp) {
   while (!ring.empty()) {
     verbs::SendWqe& w = ring.peek();
     w.signaled = true;  // errors always complete
-    complete_send(qp, w, WcStatus::kWrFlushErr);
+    const bool failed = qp.req_.failed_wqe && ring.head() == qp.req_.failed_pos;
+    complete_send(qp, w, failed ? qp.req_.failed_status : WcStatus::kWrFlushErr);
   }
+  qp.req_.failed_wqe = false;
   qp.req_.send_pos = ring.head();
   qp.req_.send_offset = 0;
   qp.req_.send_started = false;

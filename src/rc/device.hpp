@@ -140,11 +140,13 @@ class Device {
   enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
   SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos);
   void restart_from(Qp& qp, Psn psn);
+  void fail_wqe(Qp& qp, uint32_t pos, verbs::WcStatus status);
   bool gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out);
 
   // completer.cpp
   void on_response(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
   void ack_up_to(Qp& qp, Psn psn);   // completes SEND/WRITE WQEs whose last PSN <= psn
+  bool implied_nak(Qp& qp, Psn psn);
   void fail_oldest(Qp& qp, verbs::WcStatus status);
   bool run_timers(Qp& qp, TimePoint now);
   void arm_ack_timer(Qp& qp);
@@ -158,7 +160,7 @@ class Device {
   Exec execute(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
   Exec execute_read(Qp& qp, const packet::PacketView& p, bool duplicate);
   Exec execute_atomic(Qp& qp, const packet::PacketView& p);
-  void send_read_responses(Qp& qp, const Resource& r, Psn from_psn);
+  void send_read_responses(Qp& qp, const Resource& r, Psn from_psn, uint64_t va, uint32_t length);
   void send_ack(Qp& qp, Psn psn, wire::Aeth aeth);
   void duplicate_request(Qp& qp, const packet::PacketView& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);

@@ -58,6 +58,12 @@ struct RequesterState {
   // requester makes progress past it.
   bool seq_nak_seen = false;
   Psn seq_nak_psn{};
+  // A WQE the requester could not send (a local protection or length error) fails the QP;
+  // WQEs before it may still be outstanding, so its status waits for flush() to reach it and
+  // completions stay in order (IBA 10.8.3.1, 11.4.2; rxe marks it wqe_state_error likewise).
+  bool failed_wqe = false;
+  uint32_t failed_pos = 0;
+  verbs::WcStatus failed_status = verbs::WcStatus::kSuccess;
 };
 
 // A READ or atomic the responder executed, kept for replay to a duplicate request

@@ -99,8 +99,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
   }
   if (ud && w.length > mtu) {
     // A UD message is one packet (IBA 9.8.4); rxe fails the WR with a local length error.
-    complete_send(qp, w, WcStatus::kLocLenErr);
-    to_error(qp);
+    fail_wqe(qp, pos, WcStatus::kLocLenErr);
     return SendResult::kFailed;
   }
 
@@ -185,8 +184,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     if (!gather(qp, w, offset, chunk, out.data() + info.header_length())) {
       // IBA 10.8.3.1: a bad L_Key, PD or bounds fail the WR with a local protection error,
       // and the QP goes to Error. The reserved frame is never committed.
-      complete_send(qp, w, WcStatus::kLocProtErr);
-      to_error(qp);
+      fail_wqe(qp, pos, WcStatus::kLocProtErr);
       return SendResult::kFailed;
     }
     ++counters_.tx_packets;
@@ -196,6 +194,18 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     req.send_offset += chunk;
     if (last) return finish();
   }
+}
+
+// The WQE at `pos` cannot be sent: it completes with `status` and the QP goes to Error. RC
+// WQEs before it may still await their ACKs, so it cannot complete now (completions are in
+// order and complete_send takes the oldest): flush() delivers the earlier ones as flushed and
+// then this one with its status (found by protocol test BadLkeyBehindAnOutstandingSend...,
+// which hit complete_send's "oldest WQE" assertion).
+void Device::fail_wqe(Qp& qp, uint32_t pos, WcStatus status) {
+  qp.req_.failed_wqe = true;
+  qp.req_.failed_pos = pos;
+  qp.req_.failed_status = status;
+  to_error(qp);
 }
 
 // Go back to `psn` (IBA 9.7.6.1 / 9.7.5.2: the first PSN not acknowledged) and send again

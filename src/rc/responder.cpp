@@ -141,6 +141,23 @@ static bool sequence_ok(const ResponderState& r, const packet::OpcodeInfo& info)
          (r.in_msg == InMsg::kWrite && info.operation == Operation::kRdmaWrite);
 }
 
+// Payload length against the path MTU: a message is cut into PMTU-sized packets (IBA 9.7;
+// OpcodeInfo::payload_is_full_pmtu), so FIRST and MIDDLE packets carry exactly one PMTU, a
+// LAST packet 1 to PMTU bytes, an ONLY packet at most one PMTU (rxe check_length, whose
+// RESPST_ERR_LENGTH is a NAK "invalid request" on RC and a silent drop on UC).
+// Found by protocol test ShortFirstPacketIsAnInvalidRequest: a short FIRST was placed and the
+// rest of the message landed at the wrong offsets.
+static bool length_ok(const packet::OpcodeInfo& info, size_t payload, uint32_t mtu) {
+  if (!info.payload) return true;
+  switch (info.position) {
+    case Position::kFirst:
+    case Position::kMiddle: return payload == mtu;
+    case Position::kLast: return payload != 0 && payload <= mtu;
+    case Position::kOnly: return payload <= mtu;
+  }
+  return false;
+}
+
 void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
   ResponderState& r = qp.resp_;
   const wire::Bth& bth = p.headers().bth;
@@ -161,7 +178,7 @@ void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketVi
     return;
   }
   r.nak_sent = false;
-  if (!sequence_ok(r, p.info())) {
+  if (!sequence_ok(r, p.info()) || !length_ok(p.info(), p.payload().size(), verbs::mtu_bytes(qp.attr_.path_mtu))) {
     send_ack(qp, bth.psn, wire::Aeth::nak(r.msn, NakCode::kInvalidRequest));
     to_error(qp);
     return;
@@ -216,7 +233,8 @@ void Device::on_uc_request(Qp& qp, const FrameAddr& from, const packet::PacketVi
     }
     r.uc_dropping = false;
   }
-  if (!sequence_ok(r, info)) {
+  if (!sequence_ok(r, info) || !length_ok(info, p.payload().size(), verbs::mtu_bytes(qp.attr_.path_mtu))) {
+    // UC has no NAK: the message is dropped (rxe: class D error, RESPST_CLEANUP).
     abandon();
     drop(Drop::kUcMessageLost);
     r.epsn = psn + 1;
@@ -410,7 +428,7 @@ Device::Exec Device::execute_read(Qp& qp, const packet::PacketView& p, bool /*du
   r.resource_next = (r.resource_next + 1) % static_cast<uint32_t>(r.resources.size());
   res = Resource{Resource::Kind::kRead, psn, psn + (n - 1), reth.va, reth.rkey, reth.dma_len, 0, r.msn};
   r.epsn = psn + n;
-  send_read_responses(qp, res, psn);
+  send_read_responses(qp, res, psn, reth.va, reth.dma_len);
   return Exec::kOk;
 }
 
@@ -443,16 +461,15 @@ Device::Exec Device::execute_atomic(Qp& qp, const packet::PacketView& p) {
   return Exec::kOk;
 }
 
-void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn) {
-  // Responses start over at from_psn for what is left of the resource (a re-issued READ asks
-  // for the rest of the original: IBA 9.7.5.1.3).
+void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn, uint64_t va, uint32_t length) {
+  // Responses for [va, va + length) from from_psn on: the READ itself, or a re-issued one that
+  // asks for the rest of the original (IBA 9.7.5.1.3; duplicate_request checked that it lies
+  // inside the resource).
   flush_acks(qp);
   const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
-  const uint64_t skip = uint64_t{static_cast<uint32_t>(Psn::distance(res.first_psn, from_psn))} * mtu;
-  const uint64_t length = res.length > skip ? res.length - skip : 0;
   uint8_t* base = nullptr;
   if (length != 0 &&
-      mrs_.resolve_remote(res.rkey, qp.pd_, res.va + skip, length, verbs::access::kRemoteRead, &base) !=
+      mrs_.resolve_remote(res.rkey, qp.pd_, va, length, verbs::access::kRemoteRead, &base) !=
           verbs::MemFault::kNone) {
     // The region went away since the READ was first executed.
     send_ack(qp, from_psn, wire::Aeth::nak(qp.resp_.msn, NakCode::kRemoteAccessError));
@@ -488,11 +505,20 @@ void Device::duplicate_request(Qp& qp, const packet::PacketView& p) {
   const Psn psn = p.headers().bth.psn;
   ++counters_.duplicates_replayed;
   if (info.is_rdma_read()) {
-    // IBA 9.7.5.1.3: replay from the resource that holds this PSN; the request may ask for
-    // the rest of the original READ only.
+    // IBA 9.7.5.1.3: replay from the resource that holds this PSN. The repeated request may
+    // ask for the original READ or a part of it only, under the same R_Key (rxe
+    // duplicate_request), with responses that fit the original's PSNs; anything else is
+    // dropped rather than answered with memory or PSNs the original did not name (found by
+    // protocol test DuplicateReadOutsideTheOriginalIsDropped: the replay ignored the RETH).
+    const wire::Reth& reth = *p.headers().reth;
+    const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
     for (const Resource& res : r.resources) {
       if (res.kind != Resource::Kind::kRead || before(psn, res.first_psn) || before(res.last_psn, psn)) continue;
-      send_read_responses(qp, res, psn);
+      const bool inside = reth.rkey == res.rkey && reth.va >= res.va && reth.dma_len <= res.length &&
+                          reth.va - res.va <= res.length - reth.dma_len &&
+                          packets_for(reth.dma_len, mtu) <= static_cast<uint32_t>(Psn::distance(psn, res.last_psn)) + 1;
+      if (!inside) break;
+      send_read_responses(qp, res, psn, reth.va, reth.dma_len);
       return;
     }
     drop(Drop::kDuplicate);

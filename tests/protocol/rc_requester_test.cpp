@@ -1,0 +1,470 @@
+// The requester and the completer (IBA 9.7.1-9.7.6) driven packet by packet: what a posted WR
+// puts on the wire, what an ACK, NAK or read response completes, and what is sent again after a
+// NAK, an RNR NAK or a timeout, in virtual time.
+#include "protocol/rc_fixture.hpp"
+#include "rc/timers.hpp"
+
+namespace softib::testing {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+
+class RcRequesterProtocol : public RcProtocol {
+ protected:
+  void SetUp() override { qp = connect(QpType::kRc, options); }
+  Psn sq_psn() const { return Psn(options.sq_psn); }
+  // An acknowledgement from the peer for sq_psn + offset.
+  void ack_at(uint32_t offset, uint32_t msn = 0) { deliver(ack(qp, sq_psn() + offset, wire::Aeth::ack(msn))); }
+  void nak_at(uint32_t offset, wire::NakCode code) { deliver(ack(qp, sq_psn() + offset, wire::Aeth::nak(0, code))); }
+  void rnr_nak_at(uint32_t offset, uint8_t timer) {
+    deliver(ack(qp, sq_psn() + offset, wire::Aeth::rnr_nak(0, timer)));
+  }
+  // A read response from the peer for sq_psn + offset carrying peer_memory[from, from + len).
+  void read_response(Opcode op, uint32_t offset, size_t from, size_t len) {
+    TransportHeaders h = hdr(qp, op, sq_psn() + offset);
+    if (op != Opcode::kRcRdmaReadResponseMiddle) h.aeth = wire::Aeth::ack(1);
+    deliver(h, wire::ByteSpan(peer_memory.data() + from, len));
+  }
+  static std::vector<Psn> psns(const std::vector<Sent>& sent) {
+    std::vector<Psn> out;
+    for (const Sent& s : sent) out.push_back(s.psn());
+    return out;
+  }
+
+  QpOptions options;
+  rc::Qp* qp = nullptr;
+  // What the imaginary peer's memory holds, for read responses.
+  std::vector<uint8_t> peer_memory = [] {
+    std::vector<uint8_t> m(4096);
+    for (size_t i = 0; i < m.size(); ++i) m[i] = static_cast<uint8_t>(i * 13 + 5);
+    return m;
+  }();
+  static constexpr uint64_t kPeerVa = 0x7f0000100000;
+  static constexpr RKey kPeerRkey{0x1234};
+};
+
+TEST_F(RcRequesterProtocol, ThreePacketSendGoesOutFirstMiddleLast) {
+  fill(0, 600, 4);
+  post_send(qp, 1, 0, 600);
+  EXPECT_TRUE(sink.frames.empty()) << "nothing goes out before progress()";
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 3u);
+  const Opcode want[3] = {Opcode::kRcSendFirst, Opcode::kRcSendMiddle, Opcode::kRcSendLast};
+  const uint32_t len[3] = {256, 256, 88};
+  size_t at = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(sent[i].opcode, want[i]);
+    EXPECT_EQ(sent[i].psn(), sq_psn() + static_cast<uint32_t>(i));
+    EXPECT_EQ(sent[i].h.bth.ack_req, i == 2) << "AckReq on the last packet";
+    EXPECT_EQ(sent[i].h.bth.dest_qp, kPeerQpn);
+    EXPECT_EQ(sent[i].h.bth.pkey, PKey::default_full());
+    EXPECT_EQ(sent[i].to.dlid, kPeerLid);
+    EXPECT_EQ(sent[i].to.slid, kLocalLid);
+    ASSERT_EQ(sent[i].payload.size(), len[i]);
+    EXPECT_TRUE(std::equal(sent[i].payload.begin(), sent[i].payload.end(), buffer.data() + at));
+    at += len[i];
+  }
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(RcRequesterProtocol, AckForTheMiddleCompletesNothingAckForTheLastCompletes) {
+  post_send(qp, 1, 0, 600);
+  ASSERT_EQ(progress().size(), 3u);
+  ack_at(1);
+  EXPECT_TRUE(poll(scq).empty());
+  ack_at(2, 1);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].opcode, WcOpcode::kSend);
+  EXPECT_EQ(wc[0].byte_len, 600u);
+  EXPECT_EQ(wc[0].qp_num, qp->qpn());
+  // Nothing is outstanding: the ACK timer is off and nothing is sent again.
+  EXPECT_FALSE(device.next_deadline().has_value());
+  clock.advance(std::chrono::seconds(1));
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(RcRequesterProtocol, SequenceNakResendsFromItsPsnOnce) {
+  post_send(qp, 1, 0, 600);
+  ASSERT_EQ(progress().size(), 3u);
+  nak_at(1, wire::NakCode::kPsnSequenceError);
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendMiddle);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 1);
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcSendLast);
+  EXPECT_EQ(sent[1].psn(), sq_psn() + 2);
+  EXPECT_EQ(device.counters().retransmits, 2u);
+
+  // The same NAK again (the responder's duplicate, or a late copy): no second go-back.
+  nak_at(1, wire::NakCode::kPsnSequenceError);
+  EXPECT_TRUE(progress().empty());
+  EXPECT_EQ(device.counters().seq_naks_received, 2u);
+  EXPECT_TRUE(poll(scq).empty());
+  ack_at(2, 1);
+  ASSERT_EQ(poll(scq).size(), 1u);
+}
+
+TEST_F(RcRequesterProtocol, RnrNakWaitsItsTimerThenResends) {
+  post_send(qp, 1, 0, 16);
+  ASSERT_EQ(progress().size(), 1u);
+  rnr_nak_at(0, 1);  // timer code 1: 0.01 ms
+  EXPECT_TRUE(progress().empty());
+  clock.advance(microseconds(10) - nanoseconds(1));
+  EXPECT_TRUE(progress().empty()) << "nothing before 10 us";
+  clock.advance(nanoseconds(1));
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly);
+  EXPECT_EQ(sent[0].psn(), sq_psn());
+  EXPECT_EQ(device.counters().rnr_naks_received, 1u);
+  ack_at(0, 1);
+  ASSERT_EQ(poll(scq).size(), 1u);
+}
+
+TEST_F(RcRequesterProtocol, RnrRetryExhaustedFailsTheWr) {
+  post_send(qp, 1, 0, 16);
+  post_send(qp, 2, 0, 16);
+  ASSERT_EQ(progress().size(), 2u);
+  for (uint8_t i = 0; i < options.rnr_retry; ++i) {
+    SCOPED_TRACE(i);
+    rnr_nak_at(0, 1);
+    clock.advance(rc::rnr_delay(1));
+    EXPECT_EQ(progress().size(), 2u);  // both go again
+    EXPECT_TRUE(poll(scq).empty());
+  }
+  rnr_nak_at(0, 1);
+  progress();
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRnrRetryExcErr);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(wc[1].wr_id, 2u);
+  EXPECT_EQ(qp->state(), QpState::kError);
+}
+
+TEST_F(RcRequesterProtocol, AckTimeoutResendsThenRetryExhaustedFailsAndFlushes) {
+  ASSERT_EQ(rc::local_ack_timeout(10), nanoseconds(4194304));  // timeout 10 = 4.19 ms
+  post_send(qp, 1, 0, 16);
+  post_send(qp, 2, 0, 16);
+  post_send(qp, 3, 0, 16);
+  ASSERT_EQ(progress().size(), 3u);
+  clock.advance(rc::local_ack_timeout(10) - nanoseconds(1));
+  EXPECT_TRUE(progress().empty()) << "nothing before the deadline";
+  for (uint8_t i = 0; i < options.retry_cnt; ++i) {
+    SCOPED_TRACE(i);
+    clock.advance(i == 0 ? nanoseconds(1) : rc::local_ack_timeout(10));
+    const auto sent = progress();
+    EXPECT_EQ(psns(sent), (std::vector<Psn>{sq_psn(), sq_psn() + 1, sq_psn() + 2}));
+    EXPECT_TRUE(poll(scq).empty());
+  }
+  clock.advance(rc::local_ack_timeout(10));
+  EXPECT_TRUE(progress().empty());
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 3u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRetryExcErr);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(wc[2].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  EXPECT_EQ(device.counters().timeouts, options.retry_cnt + 1u);
+  EXPECT_EQ(device.counters().retransmits, 3u * options.retry_cnt);
+}
+
+TEST_F(RcRequesterProtocol, AnAckThatMovesForwardRestartsTheRetryBudget) {
+  post_send(qp, 1, 0, 16);
+  post_send(qp, 2, 0, 16);
+  ASSERT_EQ(progress().size(), 2u);
+  for (uint8_t i = 0; i < options.retry_cnt; ++i) {
+    clock.advance(rc::local_ack_timeout(10));
+    ASSERT_EQ(progress().size(), 2u);
+  }
+  ack_at(0, 1);  // progress: retry_cnt retries are available again
+  ASSERT_EQ(poll(scq).size(), 1u);
+  for (uint8_t i = 0; i < options.retry_cnt; ++i) {
+    clock.advance(rc::local_ack_timeout(10));
+    ASSERT_EQ(progress().size(), 1u);
+  }
+  EXPECT_EQ(qp->state(), QpState::kRts);
+}
+
+struct NakCase {
+  wire::NakCode code;
+  WcStatus status;
+};
+
+class RcRequesterProtocolNak : public RcRequesterProtocol, public ::testing::WithParamInterface<NakCase> {};
+
+TEST_P(RcRequesterProtocolNak, FailsTheWrWithItsStatus) {
+  post_send(qp, 1, 0, 600);
+  post_send(qp, 2, 0, 16);
+  ASSERT_EQ(progress().size(), 4u);
+  nak_at(1, GetParam().code);
+  progress();
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, GetParam().status);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  EXPECT_TRUE(progress().empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Codes, RcRequesterProtocolNak,
+                         ::testing::Values(NakCase{wire::NakCode::kRemoteAccessError, WcStatus::kRemAccessErr},
+                                           NakCase{wire::NakCode::kInvalidRequest, WcStatus::kRemInvReqErr},
+                                           NakCase{wire::NakCode::kRemoteOperationalError, WcStatus::kRemOpErr},
+                                           NakCase{wire::NakCode::kInvalidRdRequest, WcStatus::kRemInvRdReqErr}));
+
+// ---- RDMA READ ----
+
+TEST_F(RcRequesterProtocol, LostMiddleReadResponseIsAskedForAgain) {
+  post_read(qp, 1, 8192, 600, kPeerVa, kPeerRkey);
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn());
+  EXPECT_EQ(sent[0].h.reth->va, kPeerVa);
+  EXPECT_EQ(sent[0].h.reth->rkey, kPeerRkey);
+  EXPECT_EQ(sent[0].h.reth->dma_len, 600u);
+
+  read_response(Opcode::kRcRdmaReadResponseFirst, 0, 0, 256);
+  read_response(Opcode::kRcRdmaReadResponseLast, 2, 512, 88);  // MIDDLE lost
+  sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 1);
+  EXPECT_EQ(sent[0].h.reth->va, kPeerVa + kMtu);
+  EXPECT_EQ(sent[0].h.reth->rkey, kPeerRkey);
+  EXPECT_EQ(sent[0].h.reth->dma_len, 600u - kMtu);
+  EXPECT_TRUE(poll(scq).empty());
+
+  // The responder answers the new request as one (FIRST, LAST from the missing PSN).
+  read_response(Opcode::kRcRdmaReadResponseFirst, 1, 256, 256);
+  read_response(Opcode::kRcRdmaReadResponseLast, 2, 512, 88);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].opcode, WcOpcode::kRdmaRead);
+  EXPECT_TRUE(std::equal(peer_memory.begin(), peer_memory.begin() + 600, buffer.begin() + 8192));
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(RcRequesterProtocol, AckBeyondAnOutstandingReadReRequestsItOnce) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);  // PSN 0
+  post_send(qp, 2, 0, 16);                           // PSN 1
+  ASSERT_EQ(progress().size(), 2u);
+  // The SEND's ACK arrives, the READ's response never did (IBA 9.7.5.2.1: implied NAK).
+  ack_at(1, 2);
+  auto sent = progress();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn());
+  EXPECT_EQ(sent[0].h.reth->va, kPeerVa);
+  EXPECT_EQ(sent[0].h.reth->dma_len, 100u);
+  EXPECT_TRUE(poll(scq).empty()) << "completions stay in order behind the READ";
+  // More copies of the ACK: no more re-requests.
+  ack_at(1, 2);
+  ack_at(1, 2);
+  EXPECT_TRUE(progress().empty());
+  read_response(Opcode::kRcRdmaReadResponseOnly, 0, 0, 100);
+  ack_at(1, 2);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[1].wr_id, 2u);
+  EXPECT_TRUE(std::equal(peer_memory.begin(), peer_memory.begin() + 100, buffer.begin() + 8192));
+}
+
+TEST_F(RcRequesterProtocol, AckThatCompletesASendAndPassesALostReadReRequestsItOnce) {
+  post_send(qp, 1, 0, 16);                           // PSN 0
+  post_read(qp, 2, 8192, 100, kPeerVa, kPeerRkey);  // PSN 1
+  post_send(qp, 3, 0, 16);                           // PSN 2
+  ASSERT_EQ(progress().size(), 3u);
+  ack_at(2, 3);  // completes the first SEND and passes the READ
+  EXPECT_EQ(poll(scq).size(), 1u);
+  auto sent = progress();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 1);
+  // The same ACK again (a duplicate): the go-back is under way, no second one.
+  ack_at(2, 3);
+  ack_at(2, 3);
+  EXPECT_TRUE(progress().empty());
+  EXPECT_EQ(device.counters().retransmits, 2u);
+}
+
+TEST_F(RcRequesterProtocol, AtomicAckBeyondALostReadResponseGoesBackToTheRead) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);  // PSN 0
+  SendWr wr;
+  wr.wr_id = 2;
+  wr.opcode = WrOpcode::kAtomicFetchAndAdd;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s = sge(9000, 8);
+  wr.sg_list = {&s, 1};
+  wr.atomic = {kPeerVa + 64, 1, 0, kPeerRkey};
+  post_send(qp, wr);                                 // PSN 1
+  ASSERT_EQ(progress().size(), 2u);
+  // The atomic's acknowledgement says the READ before it was executed: its response was lost.
+  TransportHeaders h = hdr(qp, Opcode::kRcAtomicAcknowledge, sq_psn() + 1);
+  h.aeth = wire::Aeth::ack(2);
+  h.atomic_ack_eth = wire::AtomicAckEth{77};
+  deliver(h);
+  const auto sent = progress();
+  EXPECT_EQ(psns(sent), (std::vector<Psn>{sq_psn(), sq_psn() + 1}));
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  read_response(Opcode::kRcRdmaReadResponseOnly, 0, 0, 100);
+  deliver(h);  // the responder replays the saved atomic result
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[1].status, WcStatus::kSuccess);
+  EXPECT_EQ(load64(9000), 77u);
+}
+
+TEST_F(RcRequesterProtocol, SequenceNakBeyondALostReadResponseGoesBackToTheRead) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);  // PSN 0
+  post_send(qp, 2, 0, 16);                           // PSN 1
+  post_send(qp, 3, 0, 16);                           // PSN 2
+  ASSERT_EQ(progress().size(), 3u);
+  // The responder executed the READ and PSN 1 and lost PSN 2; the READ response was lost too.
+  // The NAK says everything before PSN 2 was executed, so the READ must be asked for again
+  // (rxe check_psn: COMPST_ERROR_RETRY) and the go-back starts there, not at PSN 2.
+  nak_at(2, wire::NakCode::kPsnSequenceError);
+  const auto sent = progress();
+  EXPECT_EQ(psns(sent), (std::vector<Psn>{sq_psn(), sq_psn() + 1, sq_psn() + 2}));
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  read_response(Opcode::kRcRdmaReadResponseOnly, 0, 0, 100);
+  ack_at(2, 3);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 3u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(std::equal(peer_memory.begin(), peer_memory.begin() + 100, buffer.begin() + 8192));
+}
+
+TEST_F(RcRequesterProtocol, SequenceNakRightAfterALostReadResponseGoesBackToTheRead) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);  // PSN 0
+  post_send(qp, 2, 0, 16);                           // PSN 1
+  post_send(qp, 3, 0, 16);                           // PSN 2
+  ASSERT_EQ(progress().size(), 3u);
+  // The READ was executed (the responder expects PSN 1), its response lost.
+  nak_at(1, wire::NakCode::kPsnSequenceError);
+  const auto sent = progress();
+  EXPECT_EQ(psns(sent), (std::vector<Psn>{sq_psn(), sq_psn() + 1, sq_psn() + 2}));
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+}
+
+TEST_F(RcRequesterProtocol, RnrNakBeyondALostReadResponseGoesBackToTheRead) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);  // PSN 0
+  post_send(qp, 2, 0, 16);                           // PSN 1
+  ASSERT_EQ(progress().size(), 2u);
+  rnr_nak_at(1, 1);
+  clock.advance(rc::rnr_delay(1));
+  const auto sent = progress();
+  ASSERT_FALSE(sent.empty());
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn());
+}
+
+TEST_F(RcRequesterProtocol, BadLkeyBehindAnOutstandingSendFailsInOrder) {
+  post_send(qp, 1, 0, 16);
+  Sge bad{addr(0), 16, LKey(mr->lkey.value() ^ 0x55)};
+  SendWr wr;
+  wr.wr_id = 2;
+  wr.send_flags = send_flag::kSignaled;
+  wr.sg_list = {&bad, 1};
+  post_send(qp, wr);
+  post_send(qp, 3, 0, 16);
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);  // the first; the second fails before a byte of it goes out
+  EXPECT_EQ(qp->state(), QpState::kError);
+  // IBA 10.8.3.1 / 11.4.2: completions in order; the outstanding SEND is flushed.
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 3u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(wc[1].wr_id, 2u);
+  EXPECT_EQ(wc[1].status, WcStatus::kLocProtErr);
+  EXPECT_EQ(wc[2].wr_id, 3u);
+  EXPECT_EQ(wc[2].status, WcStatus::kWrFlushErr);
+}
+
+class RcRequesterProtocolOneRead : public RcRequesterProtocol {
+ protected:
+  RcRequesterProtocolOneRead() { options.max_rd_atomic = 1; }
+};
+
+TEST_F(RcRequesterProtocolOneRead, SecondReadWaitsForTheFirst) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);
+  post_read(qp, 2, 9000, 100, kPeerVa + 100, kPeerRkey);
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].h.reth->va, kPeerVa);
+  EXPECT_TRUE(progress().empty());
+  read_response(Opcode::kRcRdmaReadResponseOnly, 0, 0, 100);
+  ASSERT_EQ(poll(scq).size(), 1u);
+  sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 1);
+  EXPECT_EQ(sent[0].h.reth->va, kPeerVa + 100);
+}
+
+TEST_F(RcRequesterProtocol, FencedSendWaitsForAnOutstandingRead) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);
+  post_send(qp, 2, 0, 16, send_flag::kSignaled | send_flag::kFence);
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_TRUE(progress().empty());
+  read_response(Opcode::kRcRdmaReadResponseOnly, 0, 0, 100);
+  sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 1);
+}
+
+TEST_F(RcRequesterProtocol, UnfencedSendDoesNotWaitForARead) {
+  post_read(qp, 1, 8192, 100, kPeerVa, kPeerRkey);
+  post_send(qp, 2, 0, 16);
+  EXPECT_EQ(progress().size(), 2u);
+}
+
+TEST_F(RcRequesterProtocol, WindowStopsAtMaxUnackedPackets) {
+  for (uint64_t i = 0; i < 200; ++i) post_send(qp, i, 0, 8);
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), rc::kMaxUnackedPackets);
+  EXPECT_EQ(sent.back().psn(), sq_psn() + (rc::kMaxUnackedPackets - 1));
+  EXPECT_TRUE(progress().empty());
+  // An ACK for the first 10 opens the window by 10.
+  ack_at(9, 10);
+  sent = progress();
+  ASSERT_EQ(sent.size(), 10u);
+  EXPECT_EQ(sent.front().psn(), sq_psn() + rc::kMaxUnackedPackets);
+  EXPECT_EQ(poll(scq).size(), 10u);
+}
+
+TEST_F(RcRequesterProtocol, StaleAndGhostResponsesAreDropped) {
+  post_send(qp, 1, 0, 16);
+  ASSERT_EQ(progress().size(), 1u);
+  ack_at(5);              // beyond anything sent
+  deliver(ack(qp, sq_psn() - 1, wire::Aeth::ack(0)));  // before it
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kStaleResponse), 2u);
+  EXPECT_TRUE(poll(scq).empty());
+  read_response(Opcode::kRcRdmaReadResponseOnly, 0, 0, 16);  // a read response for a SEND
+  EXPECT_TRUE(poll(scq).empty());
+  EXPECT_EQ(qp->state(), QpState::kRts);
+}
+
+}  // namespace
+}  // namespace softib::testing

@@ -1,0 +1,446 @@
+// The responder (IBA 9.7.5.1, 9.8, 9.9) driven packet by packet: what it acknowledges, what it
+// NAKs and with which syndrome, what it executes, what it drops and counts.
+#include <arpa/inet.h>
+
+#include "protocol/rc_fixture.hpp"
+#include "wire/grh.hpp"
+
+namespace softib::testing {
+namespace {
+
+class RcResponderProtocol : public RcProtocol {
+ protected:
+  void SetUp() override { qp = connect(QpType::kRc, options); }
+  Psn epsn() const { return Psn(options.rq_psn); }
+  TransportHeaders req(Opcode op, uint32_t psn_offset, bool ack_req = false) const {
+    return hdr(qp, op, epsn() + psn_offset, ack_req);
+  }
+  TransportHeaders write(Opcode op, uint32_t psn_offset, uint64_t va, RKey rkey, uint32_t dma_len,
+                         bool ack_req = true) const {
+    TransportHeaders h = req(op, psn_offset, ack_req);
+    h.reth = wire::Reth{va, rkey, dma_len};
+    return h;
+  }
+  TransportHeaders read(uint32_t psn_offset, uint64_t va, uint32_t dma_len) const {
+    TransportHeaders h = req(Opcode::kRcRdmaReadRequest, psn_offset);
+    h.reth = wire::Reth{va, mr->rkey, dma_len};
+    return h;
+  }
+  TransportHeaders fetch_add(uint32_t psn_offset, uint64_t va, uint64_t add) const {
+    TransportHeaders h = req(Opcode::kRcFetchAdd, psn_offset);
+    h.atomic_eth = wire::AtomicEth{va, mr->rkey, add, 0};
+    return h;
+  }
+  // The one frame sent, which must be an acknowledgement to the peer.
+  static Sent only_ack(const std::vector<Sent>& sent) {
+    EXPECT_EQ(sent.size(), 1u);
+    if (sent.empty()) return {};
+    const Sent& s = sent[0];
+    EXPECT_EQ(s.opcode, Opcode::kRcAcknowledge);
+    EXPECT_EQ(s.h.bth.dest_qp, kPeerQpn);
+    EXPECT_EQ(s.to.dlid, kPeerLid);
+    EXPECT_TRUE(s.h.aeth.has_value());
+    return s;
+  }
+
+  QpOptions options;
+  rc::Qp* qp = nullptr;
+};
+
+// ---- SEND ----
+
+TEST_F(RcResponderProtocol, InOrderSendIsAcknowledgedOnceAtTheLastAckReqPsn) {
+  post_recv(qp, 7, 4096, 1024);
+  fill(0, 600, 3);
+  deliver(req(Opcode::kRcSendFirst, 0), bytes(0, 256));
+  deliver(req(Opcode::kRcSendMiddle, 1, true), bytes(256, 256));
+  deliver(req(Opcode::kRcSendLast, 2, true), bytes(512, 88));
+  EXPECT_TRUE(sink.frames.empty()) << "acknowledgements are coalesced until progress()";
+  const Sent a = only_ack(progress());
+  EXPECT_EQ(a.psn(), epsn() + 2);
+  EXPECT_EQ(a.syndrome(), kAckSyndrome);
+  EXPECT_EQ(a.msn(), 1u);
+  EXPECT_TRUE(progress().empty()) << "one ACK, not one per progress";
+
+  const auto wc = poll(rcq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].wr_id, 7u);
+  EXPECT_EQ(wc[0].opcode, WcOpcode::kRecv);
+  EXPECT_EQ(wc[0].byte_len, 600u);
+  EXPECT_EQ(wc[0].src_qp, kPeerQpn);
+  EXPECT_EQ(wc[0].slid, kPeerLid);
+  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 600, buffer.begin() + 4096));
+}
+
+TEST_F(RcResponderProtocol, PsnGapIsNakedOnceWithTheExpectedPsn) {
+  post_recv(qp, 1, 4096, 64);
+  post_recv(qp, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  const Sent n = only_ack(sink.take());  // a NAK goes out at once
+  EXPECT_EQ(n.psn(), epsn());
+  EXPECT_EQ(n.syndrome(), kNakPsnSequence);
+  EXPECT_EQ(n.msn(), 0u);
+
+  // Later out-of-order packets are dropped silently until the expected PSN arrives.
+  deliver(req(Opcode::kRcSendOnly, 2, true), bytes(0, 16));
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  EXPECT_TRUE(sink.take().empty());
+  EXPECT_TRUE(progress().empty());
+  EXPECT_EQ(device.counters().seq_naks_sent, 1u);
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kPsnOutOfOrder), 3u);
+  EXPECT_TRUE(poll(rcq).empty());
+
+  // The expected PSN, then the retransmitted rest: accepted and acknowledged.
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  const Sent a = only_ack(progress());
+  EXPECT_EQ(a.syndrome(), kAckSyndrome);
+  EXPECT_EQ(a.psn(), epsn() + 1);
+  EXPECT_EQ(a.msn(), 2u);
+  EXPECT_EQ(poll(rcq).size(), 2u);
+
+  // A new gap after recovery is NAKed again.
+  deliver(req(Opcode::kRcSendOnly, 5, true), bytes(0, 16));
+  const Sent n2 = only_ack(sink.take());
+  EXPECT_EQ(n2.syndrome(), kNakPsnSequence);
+  EXPECT_EQ(n2.psn(), epsn() + 2);
+}
+
+TEST_F(RcResponderProtocol, DuplicateSendIsAcknowledgedAgainNotExecuted) {
+  post_recv(qp, 1, 4096, 64);
+  post_recv(qp, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  EXPECT_EQ(only_ack(progress()).psn(), epsn() + 1);
+  ASSERT_EQ(poll(rcq).size(), 2u);
+
+  // The first one again (its ACK was lost): re-ACK of epsn - 1, the newest PSN executed.
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  const Sent a = only_ack(progress());
+  EXPECT_EQ(a.syndrome(), kAckSyndrome);
+  EXPECT_EQ(a.psn(), epsn() + 1);
+  EXPECT_EQ(a.msn(), 2u);
+  EXPECT_TRUE(poll(rcq).empty()) << "a duplicate consumes no receive WQE";
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kDuplicate), 1u);
+}
+
+TEST_F(RcResponderProtocol, NoReceiveWqeIsAnRnrNakThenTheRetryIsAccepted) {
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.psn(), epsn());
+  EXPECT_EQ(n.syndrome(), rnr_syndrome(options.min_rnr_timer));
+  EXPECT_EQ(n.msn(), 0u);
+  EXPECT_EQ(device.counters().rnr_naks_sent, 1u);
+  EXPECT_EQ(qp->state(), QpState::kRts);
+
+  post_recv(qp, 9, 4096, 64);
+  fill(0, 16, 5);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  const Sent a = only_ack(progress());
+  EXPECT_EQ(a.syndrome(), kAckSyndrome);
+  EXPECT_EQ(a.psn(), epsn());
+  EXPECT_EQ(a.msn(), 1u);
+  const auto wc = poll(rcq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 9u);
+  EXPECT_EQ(wc[0].byte_len, 16u);
+  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 16, buffer.begin() + 4096));
+}
+
+TEST_F(RcResponderProtocol, MiddleWithoutFirstIsAnInvalidRequest) {
+  post_recv(qp, 1, 4096, 1024);
+  deliver(req(Opcode::kRcSendMiddle, 0, true), bytes(0, 256));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.psn(), epsn());
+  EXPECT_EQ(n.syndrome(), kNakInvalidRequest);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  progress();
+  const auto wc = poll(rcq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kWrFlushErr);
+}
+
+TEST_F(RcResponderProtocol, FirstInsideASendIsAnInvalidRequest) {
+  post_recv(qp, 1, 4096, 1024);
+  post_recv(qp, 2, 8192, 1024);
+  deliver(req(Opcode::kRcSendFirst, 0), bytes(0, 256));
+  deliver(req(Opcode::kRcSendFirst, 1), bytes(0, 256));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.psn(), epsn() + 1);
+  EXPECT_EQ(n.syndrome(), kNakInvalidRequest);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  progress();
+  const auto wc = poll(rcq);
+  ASSERT_EQ(wc.size(), 2u);  // the one the SEND had taken, and the other
+  EXPECT_EQ(wc[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+}
+
+TEST_F(RcResponderProtocol, ShortFirstPacketIsAnInvalidRequest) {
+  // IBA 9.7.5.1.x / rxe check_length: a FIRST or MIDDLE packet carries exactly one PMTU.
+  post_recv(qp, 1, 4096, 1024);
+  deliver(req(Opcode::kRcSendFirst, 0), bytes(0, 128));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.syndrome(), kNakInvalidRequest);
+  EXPECT_EQ(qp->state(), QpState::kError);
+}
+
+// ---- RDMA WRITE ----
+
+TEST_F(RcResponderProtocol, WriteIsPlacedAndAcknowledged) {
+  fill(0, 300, 9);
+  deliver(write(Opcode::kRcRdmaWriteFirst, 0, addr(8192), mr->rkey, 300, false), bytes(0, 256));
+  deliver(req(Opcode::kRcRdmaWriteLast, 1, true), bytes(256, 44));
+  const Sent a = only_ack(progress());
+  EXPECT_EQ(a.syndrome(), kAckSyndrome);
+  EXPECT_EQ(a.psn(), epsn() + 1);
+  EXPECT_EQ(a.msn(), 1u);
+  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 300, buffer.begin() + 8192));
+  EXPECT_TRUE(poll(rcq).empty());
+}
+
+TEST_F(RcResponderProtocol, WriteWithBadRkeyIsARemoteAccessError) {
+  deliver(write(Opcode::kRcRdmaWriteOnly, 0, addr(8192), RKey(mr->rkey.value() ^ 1), 16), bytes(0, 16));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.psn(), epsn());
+  EXPECT_EQ(n.syndrome(), kNakRemoteAccess);
+  EXPECT_EQ(qp->state(), QpState::kError);
+}
+
+TEST_F(RcResponderProtocol, WriteOutOfBoundsIsARemoteAccessError) {
+  deliver(write(Opcode::kRcRdmaWriteOnly, 0, addr(buffer.size() - 8), mr->rkey, 16), bytes(0, 16));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.syndrome(), kNakRemoteAccess);
+  EXPECT_EQ(qp->state(), QpState::kError);
+}
+
+class RcResponderProtocolNoRemoteWrite : public RcResponderProtocol {
+ protected:
+  RcResponderProtocolNoRemoteWrite() { options.access = access::kRemoteRead; }
+};
+
+TEST_F(RcResponderProtocolNoRemoteWrite, WriteIsARemoteAccessError) {
+  std::fill(buffer.begin() + 8192, buffer.begin() + 8192 + 16, 0xAA);
+  fill(0, 16, 1);
+  deliver(write(Opcode::kRcRdmaWriteOnly, 0, addr(8192), mr->rkey, 16), bytes(0, 16));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.syndrome(), kNakRemoteAccess);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  EXPECT_EQ(buffer[8192], 0xAA) << "nothing written";
+}
+
+TEST_F(RcResponderProtocol, WriteLongerThanItsDmaLenIsAnInvalidRequest) {
+  std::fill(buffer.begin() + 8192, buffer.begin() + 8192 + 600, 0xAA);
+  deliver(write(Opcode::kRcRdmaWriteFirst, 0, addr(8192), mr->rkey, 300, false), bytes(0, 256));
+  deliver(req(Opcode::kRcRdmaWriteLast, 1, true), bytes(256, 256));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.psn(), epsn() + 1);
+  EXPECT_EQ(n.syndrome(), kNakInvalidRequest);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  EXPECT_EQ(buffer[8192 + 256], 0xAA) << "the packet that overflows writes nothing";
+}
+
+// ---- RDMA READ ----
+
+TEST_F(RcResponderProtocol, ReadIsAnsweredFirstMiddleLast) {
+  fill(1000, 600, 17);
+  deliver(read(0, addr(1000), 600));
+  const auto sent = sink.take();  // responses go out at once
+  ASSERT_EQ(sent.size(), 3u);
+  const Opcode want[3] = {Opcode::kRcRdmaReadResponseFirst, Opcode::kRcRdmaReadResponseMiddle,
+                          Opcode::kRcRdmaReadResponseLast};
+  const uint32_t len[3] = {256, 256, 88};
+  size_t at = 1000;
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(sent[i].opcode, want[i]);
+    EXPECT_EQ(sent[i].psn(), epsn() + static_cast<uint32_t>(i));
+    EXPECT_EQ(sent[i].h.bth.dest_qp, kPeerQpn);
+    EXPECT_EQ(sent[i].h.aeth.has_value(), i != 1) << "AETH on the first and last only";
+    if (sent[i].h.aeth) {
+      EXPECT_EQ(sent[i].syndrome(), kAckSyndrome);
+      EXPECT_EQ(sent[i].msn(), 1u);
+    }
+    ASSERT_EQ(sent[i].payload.size(), len[i]);
+    EXPECT_TRUE(std::equal(sent[i].payload.begin(), sent[i].payload.end(), buffer.data() + at));
+    at += len[i];
+  }
+  // The next request takes the PSN after the last response.
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 3, true), bytes(0, 8));
+  EXPECT_EQ(only_ack(progress()).psn(), epsn() + 3);
+}
+
+TEST_F(RcResponderProtocol, DuplicateReadFromTheMiddleIsReplayedFromThatPsn) {
+  fill(1000, 600, 17);
+  deliver(read(0, addr(1000), 600));
+  ASSERT_EQ(sink.take().size(), 3u);
+  // The requester lost the MIDDLE response and asks for the rest (IBA 9.7.5.1.3 / o9-21).
+  deliver(read(1, addr(1000 + 256), 600 - 256));
+  const auto sent = sink.take();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadResponseFirst);
+  EXPECT_EQ(sent[0].psn(), epsn() + 1);
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcRdmaReadResponseLast);
+  EXPECT_EQ(sent[1].psn(), epsn() + 2);
+  ASSERT_EQ(sent[0].payload.size(), 256u);
+  ASSERT_EQ(sent[1].payload.size(), 88u);
+  EXPECT_TRUE(std::equal(sent[0].payload.begin(), sent[0].payload.end(), buffer.begin() + 1256));
+  EXPECT_TRUE(std::equal(sent[1].payload.begin(), sent[1].payload.end(), buffer.begin() + 1512));
+  EXPECT_EQ(device.counters().duplicates_replayed, 1u);
+  EXPECT_EQ(qp->state(), QpState::kRts);
+}
+
+TEST_F(RcResponderProtocol, DuplicateReadOutsideTheOriginalIsDropped) {
+  // rxe duplicate_request: a repeated READ must ask for the original or a subset of it.
+  fill(1000, 600, 17);
+  deliver(read(0, addr(1000), 600));
+  ASSERT_EQ(sink.take().size(), 3u);
+  deliver(read(1, addr(1000 + 256), 600));  // va advanced, length not reduced: runs past the original
+  EXPECT_TRUE(sink.take().empty());
+  TransportHeaders other_key = read(1, addr(1000 + 256), 600 - 256);
+  other_key.reth->rkey = RKey(mr->rkey.value() ^ 1);
+  deliver(other_key);
+  EXPECT_TRUE(sink.take().empty());
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kDuplicate), 2u);
+  EXPECT_EQ(qp->state(), QpState::kRts);
+}
+
+// ---- atomics ----
+
+TEST_F(RcResponderProtocol, FetchAddReturnsTheOriginalAndADuplicateDoesNotAddAgain) {
+  store64(64, 100);
+  deliver(fetch_add(0, addr(64), 5));
+  auto sent = sink.take();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcAtomicAcknowledge);
+  EXPECT_EQ(sent[0].psn(), epsn());
+  EXPECT_EQ(sent[0].syndrome(), kAckSyndrome);
+  EXPECT_EQ(sent[0].msn(), 1u);
+  EXPECT_EQ(sent[0].h.atomic_ack_eth->orig_remote_data, 100u);
+  EXPECT_EQ(load64(64), 105u);
+
+  // The acknowledgement was lost; the requester sends the same PSN again.
+  deliver(fetch_add(0, addr(64), 5));
+  sent = sink.take();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcAtomicAcknowledge);
+  EXPECT_EQ(sent[0].psn(), epsn());
+  EXPECT_EQ(sent[0].msn(), 1u);
+  EXPECT_EQ(sent[0].h.atomic_ack_eth->orig_remote_data, 100u) << "the saved result, not a new one";
+  EXPECT_EQ(load64(64), 105u) << "executed once";
+}
+
+TEST_F(RcResponderProtocol, MisalignedAtomicIsAnInvalidRequest) {
+  store64(64, 100);
+  deliver(fetch_add(0, addr(66), 5));
+  const Sent n = only_ack(sink.take());
+  EXPECT_EQ(n.psn(), epsn());
+  EXPECT_EQ(n.syndrome(), kNakInvalidRequest);
+  EXPECT_EQ(qp->state(), QpState::kError);
+  EXPECT_EQ(load64(64), 100u);
+}
+
+// ---- drops ----
+
+TEST_F(RcResponderProtocol, PkeyMismatchIsDroppedAndCounted) {
+  post_recv(qp, 1, 4096, 64);
+  TransportHeaders h = req(Opcode::kRcSendOnly, 0, true);
+  h.bth.pkey = PKey(0x8123);
+  deliver(h, bytes(0, 8));
+  EXPECT_TRUE(progress().empty());
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kBadPkey), 1u);
+  EXPECT_TRUE(poll(rcq).empty());
+  EXPECT_EQ(qp->state(), QpState::kRts);
+}
+
+TEST_F(RcResponderProtocol, MalformedFramesAreDroppedAsMalformed) {
+  const auto good = build(req(Opcode::kRcSendOnly, 0, true), bytes(0, 8));
+  device.receive(peer(), wire::ByteSpan(good.data(), 8));  // a truncated BTH
+  auto reserved = good;
+  reserved[0] = 0x15;  // reserved on RC (RESYNC is RD only)
+  device.receive(peer(), reserved);
+  device.receive(peer(), {});
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kMalformed), 3u);
+  EXPECT_TRUE(progress().empty());
+  EXPECT_EQ(device.counters().rx_packets, 3u);
+}
+
+TEST_F(RcResponderProtocol, QpInResetOrInitDropsRequests) {
+  rc::Qp* fresh = create(QpType::kRc);
+  deliver(hdr(fresh, Opcode::kRcSendOnly, Psn(0), true), bytes(0, 8));
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kQpState), 1u);
+  QpAttr at;
+  at.qp_state = QpState::kInit;
+  at.port_num = 1;
+  at.qp_access_flags = access::kRemoteWrite;
+  ASSERT_TRUE(device.modify_qp(fresh, at, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
+  post_recv(fresh, 1, 4096, 64);
+  deliver(hdr(fresh, Opcode::kRcSendOnly, Psn(0), true), bytes(0, 8));
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kQpState), 2u);
+  EXPECT_TRUE(progress().empty());
+  EXPECT_TRUE(poll(rcq).empty());
+}
+
+// ---- UD ----
+
+class UdResponderProtocol : public RcProtocol {
+ protected:
+  static constexpr uint32_t kQkey = 0x11111111;
+  void SetUp() override { qp = ready_ud(kQkey); }
+  TransportHeaders ud(uint32_t qkey, Qpn src) const {
+    TransportHeaders h = hdr(qp, Opcode::kUdSendOnly, Psn(0x42));
+    h.deth = wire::Deth{QKey(qkey), src};
+    return h;
+  }
+  rc::Qp* qp = nullptr;
+};
+
+TEST_F(UdResponderProtocol, QkeyMismatchIsDroppedAndCounted) {
+  post_recv(qp, 1, 4096, 256);
+  deliver(ud(0x22222222, Qpn(0x77)), bytes(0, 8));
+  EXPECT_EQ(device.counters().dropped(rc::Drop::kBadQkey), 1u);
+  EXPECT_TRUE(poll(rcq).empty());
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(UdResponderProtocol, ReceiveHoldsTheGrhAreaAndTheGrhWhenGlobal) {
+  post_recv(qp, 1, 4096, 256);
+  post_recv(qp, 2, 8192, 256);
+  fill(0, 100, 21);
+  rc::FrameAddr from = peer();
+  from.global = true;
+  from.sgid = Gid(Gid::kDefaultSubnetPrefix, Guid(0x0002c90300000002ULL));
+  from.dgid = port_attr().gids[0];
+  from.traffic_class = 0x20;
+  from.flow_label = 0x12345;
+  from.hop_limit = 64;
+  deliver(ud(kQkey, Qpn(0x77)), bytes(0, 100), from);
+  deliver(ud(kQkey, Qpn(0x78)), bytes(0, 100));  // local: no GRH
+
+  const auto wc = poll(rcq);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].byte_len, 100u + wire::Grh::kLen);
+  EXPECT_EQ(wc[0].wc_flags, wc_flag::kGrh);
+  EXPECT_EQ(wc[0].src_qp, Qpn(0x77));
+  EXPECT_EQ(wc[0].slid, kPeerLid);
+  auto grh = wire::Grh::decode(bytes(4096, wire::Grh::kLen));
+  ASSERT_TRUE(grh.ok()) << grh.error().to_string();
+  EXPECT_EQ(grh->sgid, from.sgid);
+  EXPECT_EQ(grh->dgid, from.dgid);
+  EXPECT_EQ(grh->tclass, 0x20);
+  EXPECT_EQ(grh->flow_label, 0x12345u);
+  EXPECT_EQ(grh->hop_lmt, 64);
+  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 100, buffer.begin() + 4096 + 40));
+
+  EXPECT_EQ(wc[1].byte_len, 100u + wire::Grh::kLen);
+  EXPECT_EQ(wc[1].wc_flags, 0u);
+  EXPECT_EQ(wc[1].src_qp, Qpn(0x78));
+  EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 100, buffer.begin() + 8192 + 40));
+  EXPECT_TRUE(progress().empty()) << "UD sends no acknowledgements";
+}
+
+}  // namespace
+}  // namespace softib::testing
