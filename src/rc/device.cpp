@@ -234,11 +234,7 @@ void Device::flush(Qp& qp) {
   qp.req_.send_started = false;
   if (qp.rq_) {
     while (!qp.rq_->empty()) {
-      verbs::WorkCompletion wc;
-      wc.wr_id = qp.rq_->front().wr_id;
-      wc.status = WcStatus::kWrFlushErr;
-      wc.opcode = verbs::WcOpcode::kRecv;
-      wc.qp_num = qp.qpn_;
+      const verbs::WorkCompletion wc = recv_error(qp, qp.rq_->front().wr_id, WcStatus::kWrFlushErr);
       qp.rq_->pop();
       complete_recv(qp, wc, false);
     }
@@ -248,11 +244,7 @@ void Device::flush(Qp& qp) {
   }
   if (qp.resp_.wqe != nullptr) {
     // A receive WQE the responder had taken for a message that never finished.
-    verbs::WorkCompletion wc;
-    wc.wr_id = qp.resp_.wqe->wr_id;
-    wc.status = WcStatus::kWrFlushErr;
-    wc.opcode = verbs::WcOpcode::kRecv;
-    wc.qp_num = qp.qpn_;
+    const verbs::WorkCompletion wc = recv_error(qp, qp.resp_.wqe->wr_id, WcStatus::kWrFlushErr);
     qp.resp_.wqe = nullptr;
     complete_recv(qp, wc, false);
   }
@@ -363,6 +355,15 @@ void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {
   }
   w.state = verbs::WqeState::kDone;
   ring.release();
+}
+
+verbs::WorkCompletion Device::recv_error(const Qp& qp, uint64_t wr_id, WcStatus status) const {
+  verbs::WorkCompletion wc;
+  wc.wr_id = wr_id;
+  wc.status = status;
+  wc.opcode = verbs::WcOpcode::kRecv;
+  wc.qp_num = qp.qpn_;
+  return wc;
 }
 
 void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited) {

@@ -133,6 +133,8 @@ class Device {
   void send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
   void complete_send(Qp& qp, verbs::SendWqe& w, verbs::WcStatus status);
   void complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited);
+  verbs::WorkCompletion recv_error(const Qp& qp, uint64_t wr_id, verbs::WcStatus status) const;
+  verbs::WorkCompletion received(const Qp& qp, const FrameAddr& from, uint64_t wr_id, verbs::WcOpcode op) const;
   void drop(Drop d) { ++counters_.drops[static_cast<size_t>(d)]; }
 
   // requester.cpp
@@ -162,6 +164,7 @@ class Device {
   Exec execute_atomic(Qp& qp, const packet::PacketView& p);
   void send_read_responses(Qp& qp, const Resource& r, Psn from_psn, uint64_t va, uint32_t length);
   void send_ack(Qp& qp, Psn psn, wire::Aeth aeth);
+  void send_atomic_ack(Qp& qp, const Resource& res);
   void duplicate_request(Qp& qp, const packet::PacketView& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   void flush_acks(Qp& qp);

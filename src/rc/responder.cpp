@@ -84,6 +84,20 @@ bool Device::scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan 
   return true;
 }
 
+// The fields every successful receive completion carries (IBA 11.4.2.1: for RC/UC the source
+// QP is the connected peer; for UD the caller overwrites it from the DETH).
+verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint64_t wr_id, verbs::WcOpcode op) const {
+  verbs::WorkCompletion wc;
+  wc.wr_id = wr_id;
+  wc.opcode = op;
+  wc.qp_num = qp.qpn_;
+  wc.src_qp = qp.attr_.dest_qp_num;
+  wc.slid = from.slid;
+  wc.sl = from.sl;
+  wc.pkey_index = qp.attr_.pkey_index;
+  return wc;
+}
+
 void Device::receive(const FrameAddr& from, wire::ByteSpan transport) {
   ++counters_.rx_packets;
   auto view = packet::PacketView::parse_roce_v2_transport(transport);
@@ -260,14 +274,8 @@ void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::PacketVi
   }
   verbs::RecvWqe& w = rq.front();
   const wire::ByteSpan data = p.payload();
-  verbs::WorkCompletion wc;
-  wc.wr_id = w.wr_id;
-  wc.opcode = verbs::WcOpcode::kRecv;
-  wc.qp_num = qp.qpn_;
+  verbs::WorkCompletion wc = received(qp, from, w.wr_id, verbs::WcOpcode::kRecv);
   wc.src_qp = deth.src_qp;
-  wc.slid = from.slid;
-  wc.sl = from.sl;
-  wc.pkey_index = qp.attr_.pkey_index;
   wc.byte_len = static_cast<uint32_t>(data.size() + wire::Grh::kLen);
   // IBA 11.4.1.2: the first 40 bytes of a UD receive buffer hold the GRH, if there is one.
   WcStatus fault = WcStatus::kSuccess;
@@ -351,17 +359,10 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Packet
     if (r.write_left != 0) return rc ? Exec::kNakInvalid : Exec::kDropped;
     r.msn = (r.msn + 1) & 0xFFFFFF;
     if (info.immediate()) {
-      verbs::WorkCompletion wc;
-      wc.wr_id = r.wqe->wr_id;
-      wc.opcode = verbs::WcOpcode::kRecvRdmaWithImm;
+      verbs::WorkCompletion wc = received(qp, from, r.wqe->wr_id, verbs::WcOpcode::kRecvRdmaWithImm);
       wc.byte_len = static_cast<uint32_t>(r.write_length);
       wc.wc_flags = verbs::wc_flag::kWithImm;
       wc.imm_data = htonl(h.immdt->imm);
-      wc.qp_num = qp.qpn_;
-      wc.src_qp = qp.attr_.dest_qp_num;
-      wc.slid = from.slid;
-      wc.sl = from.sl;
-      wc.pkey_index = qp.attr_.pkey_index;
       r.wqe = nullptr;
       complete_recv(qp, wc, h.bth.solicited);
     }
@@ -374,11 +375,7 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Packet
   if (!scatter(qp, *r.wqe, r.recv_offset, data, &fault)) {
     // The receive WQE completes in error (IBA 9.9.3: class B/D errors at the responder);
     // the requester learns of it through the NAK.
-    verbs::WorkCompletion wc;
-    wc.wr_id = r.wqe->wr_id;
-    wc.status = fault;
-    wc.opcode = verbs::WcOpcode::kRecv;
-    wc.qp_num = qp.qpn_;
+    const verbs::WorkCompletion wc = recv_error(qp, r.wqe->wr_id, fault);
     r.wqe = nullptr;
     r.in_msg = ResponderState::InMsg::kNone;
     complete_recv(qp, wc, false);
@@ -388,9 +385,7 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Packet
   r.recv_offset += data.size();
   r.epsn = h.bth.psn + 1;
   if (!info.ends_message()) return Exec::kOk;
-  verbs::WorkCompletion wc;
-  wc.wr_id = r.wqe->wr_id;
-  wc.opcode = verbs::WcOpcode::kRecv;
+  verbs::WorkCompletion wc = received(qp, from, r.wqe->wr_id, verbs::WcOpcode::kRecv);
   wc.byte_len = static_cast<uint32_t>(r.recv_offset);
   if (h.immdt) {
     wc.wc_flags |= verbs::wc_flag::kWithImm;
@@ -400,11 +395,6 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Packet
     wc.wc_flags |= verbs::wc_flag::kWithInv;
     wc.imm_data = h.ieth->rkey.value();
   }
-  wc.qp_num = qp.qpn_;
-  wc.src_qp = qp.attr_.dest_qp_num;
-  wc.slid = from.slid;
-  wc.sl = from.sl;
-  wc.pkey_index = qp.attr_.pkey_index;
   r.wqe = nullptr;
   r.in_msg = ResponderState::InMsg::kNone;
   r.msn = (r.msn + 1) & 0xFFFFFF;
@@ -449,16 +439,20 @@ Device::Exec Device::execute_atomic(Qp& qp, const packet::PacketView& p) {
   r.resource_next = (r.resource_next + 1) % static_cast<uint32_t>(r.resources.size());
   res = Resource{Resource::Kind::kAtomic, psn, psn, a.va, a.rkey, 8, original, r.msn};
   r.epsn = psn + 1;
+  send_atomic_ack(qp, res);
+  return Exec::kOk;
+}
+
+void Device::send_atomic_ack(Qp& qp, const Resource& res) {
   packet::TransportHeaders h;
   h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
   h.bth.pkey = qp_pkey(qp);
   h.bth.dest_qp = qp.attr_.dest_qp_num;
-  h.bth.psn = psn;
-  h.aeth = wire::Aeth::ack(r.msn);
-  h.atomic_ack_eth = wire::AtomicAckEth{original};
+  h.bth.psn = res.first_psn;
+  h.aeth = wire::Aeth::ack(res.msn);
+  h.atomic_ack_eth = wire::AtomicAckEth{res.original};
   flush_acks(qp);
   send_frame(address_of(qp.attr_.ah_attr), h, {});
-  return Exec::kOk;
 }
 
 void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn, uint64_t va, uint32_t length) {
@@ -528,15 +522,7 @@ void Device::duplicate_request(Qp& qp, const packet::PacketView& p) {
     // An atomic is never executed twice: its saved result is sent again (IBA 9.7.5.1.3.2).
     for (const Resource& res : r.resources) {
       if (res.kind != Resource::Kind::kAtomic || res.first_psn != psn) continue;
-      packet::TransportHeaders h;
-      h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
-      h.bth.pkey = qp_pkey(qp);
-      h.bth.dest_qp = qp.attr_.dest_qp_num;
-      h.bth.psn = psn;
-      h.aeth = wire::Aeth::ack(res.msn);
-      h.atomic_ack_eth = wire::AtomicAckEth{res.original};
-      flush_acks(qp);
-      send_frame(address_of(qp.attr_.ah_attr), h, {});
+      send_atomic_ack(qp, res);
       return;
     }
     drop(Drop::kDuplicate);
