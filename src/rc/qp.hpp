@@ -12,6 +12,7 @@
 // into sq/rq (their own locks; see verbs/queues.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -138,13 +139,14 @@ class Qp {
   verbs::Cq* recv_cq_;
   verbs::Srq* srq_;
   void* context_;
-  verbs::QpState state_ = verbs::QpState::kReset;
+  // Atomic: posts read them from application threads while the engine changes them.
+  std::atomic<verbs::QpState> state_{verbs::QpState::kReset};
   verbs::QpAttr attr_{};
   verbs::SendQueue sq_;
   std::unique_ptr<verbs::RecvQueue> rq_;
   RequesterState req_;
   ResponderState resp_;
-  bool flush_pending_ = false;  // in Error with WQEs left to flush
+  std::atomic<bool> flush_pending_{false};  // in Error with WQEs left to flush
   bool last_wqe_event_sent_ = false;
 };
 

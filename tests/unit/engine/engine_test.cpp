@@ -1,0 +1,196 @@
+// Two devices in one process, each with its engine thread, joined by a LoopbackHub: real
+// threads and real time. One-sided operations complete with no help from the target's
+// application, two-sided ones ping-pong between two application threads, and engines go to
+// sleep when there is nothing to do. Waits are for conditions (with a generous safety limit),
+// never sleeps.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "engine/engine.hpp"
+#include "link/loopback.hpp"
+#include "verbs/caps.hpp"
+
+namespace softib::engine {
+namespace {
+
+using namespace softib::verbs;
+
+struct Host {
+  Host(link::LoopbackHub& hub, uint16_t lid)
+      : device(default_caps(), port(lid), hub.new_sink(), SteadyClock::instance()), buffer(1 << 20) {
+    engine = Engine::create(device).value();
+    hub.attach(Lid(lid), 0, [this](const rc::FrameAddr& f, wire::ByteSpan b) { engine->deliver(f, b); });
+    std::lock_guard lock(device.lock());
+    pd = device.alloc_pd();
+    cq = *device.create_cq(1024, nullptr);
+    mr = *device.mrs().reg(pd, buffer.data(), buffer.size(), reinterpret_cast<uint64_t>(buffer.data()),
+                           access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead);
+    QpInitAttr init;
+    init.cap = {256, 256, 1, 1, 64};
+    qp = *device.create_qp(pd, cq, cq, nullptr, init, nullptr);
+  }
+  static rc::PortAttr port(uint16_t lid) {
+    rc::PortAttr p;
+    p.lid = Lid(lid);
+    return p;
+  }
+  void connect(const Host& peer, uint16_t dlid) {
+    std::lock_guard lock(device.lock());
+    QpAttr a;
+    a.qp_state = QpState::kInit;
+    a.port_num = 1;
+    a.qp_access_flags = access::kRemoteWrite | access::kRemoteRead;
+    ASSERT_TRUE(device.modify_qp(qp, a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
+    a = {};
+    a.qp_state = QpState::kRtr;
+    a.path_mtu = Mtu::k1024;
+    a.dest_qp_num = peer.qp->qpn();
+    a.ah_attr.dlid = Lid(dlid);
+    a.ah_attr.port_num = 1;
+    a.max_dest_rd_atomic = 4;
+    a.min_rnr_timer = 1;
+    ASSERT_TRUE(device.modify_qp(qp, a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
+                                            attr::kMaxDestRdAtomic | attr::kMinRnrTimer)
+                    .ok());
+    a = {};
+    a.qp_state = QpState::kRts;
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.max_rd_atomic = 4;
+    ASSERT_TRUE(device.modify_qp(qp, a, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt |
+                                            attr::kRnrRetry | attr::kMaxQpRdAtomic)
+                    .ok());
+  }
+  void post(const SendWr& wr) {
+    size_t bad;
+    ASSERT_TRUE(device.post_send(qp, {&wr, 1}, &bad).ok());
+    engine->kick();
+  }
+  void post_recv(uint64_t offset, uint32_t len) {
+    Sge s{reinterpret_cast<uint64_t>(buffer.data()) + offset, len, mr->lkey};
+    RecvWr wr{offset, {&s, 1}};
+    size_t bad;
+    ASSERT_TRUE(device.post_recv(qp, {&wr, 1}, &bad).ok());
+  }
+  // Polls until a completion arrives (the engine thread produces it). Safety limit 20 s.
+  WorkCompletion wait_one() {
+    WorkCompletion wc{};
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (cq->poll({&wc, 1}) == 0) {
+      if (std::chrono::steady_clock::now() > limit) {
+        ADD_FAILURE() << "no completion";
+        return wc;
+      }
+      std::this_thread::yield();
+    }
+    return wc;
+  }
+
+  rc::Device device;
+  std::vector<uint8_t> buffer;
+  std::unique_ptr<Engine> engine;
+  Pd* pd;
+  Cq* cq;
+  const Mr* mr;
+  rc::Qp* qp;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  EngineTest() : a(hub, 1), b(hub, 2) {
+    a.connect(b, 2);
+    b.connect(a, 1);
+    a.engine->start();
+    b.engine->start();
+  }
+  link::LoopbackHub hub;
+  Host a;
+  Host b;
+};
+
+TEST_F(EngineTest, OneSidedWriteAndReadNeedNothingFromTheTarget) {
+  for (size_t i = 0; i < 100000; ++i) a.buffer[i] = static_cast<uint8_t>(i * 7);
+  SendWr wr;
+  wr.opcode = WrOpcode::kRdmaWrite;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s{reinterpret_cast<uint64_t>(a.buffer.data()), 100000, a.mr->lkey};
+  wr.sg_list = {&s, 1};
+  wr.rdma = {reinterpret_cast<uint64_t>(b.buffer.data()) + 200000, b.mr->rkey};
+  a.post(wr);
+  EXPECT_EQ(a.wait_one().status, WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(a.buffer.data(), b.buffer.data() + 200000, 100000));
+
+  wr.opcode = WrOpcode::kRdmaRead;
+  Sge d{reinterpret_cast<uint64_t>(a.buffer.data()) + 500000, 100000, a.mr->lkey};
+  wr.sg_list = {&d, 1};
+  a.post(wr);
+  EXPECT_EQ(a.wait_one().status, WcStatus::kSuccess);
+  EXPECT_EQ(0, std::memcmp(a.buffer.data() + 500000, b.buffer.data() + 200000, 100000));
+}
+
+TEST_F(EngineTest, PingPongBetweenTwoApplicationThreads) {
+  constexpr int kRounds = 2000;
+  std::thread responder([&] {
+    SendWr wr;
+    wr.send_flags = send_flag::kSignaled | send_flag::kInline;
+    uint32_t v = 0;
+    Sge s{reinterpret_cast<uint64_t>(&v), 4, LKey(0)};
+    wr.sg_list = {&s, 1};
+    for (int i = 0; i < kRounds; ++i) {
+      b.post_recv(0, 64);
+      WorkCompletion wc = b.wait_one();
+      if (wc.status != WcStatus::kSuccess || wc.opcode != WcOpcode::kRecv) return;
+      std::memcpy(&v, b.buffer.data(), 4);
+      ++v;
+      b.post(wr);
+      if (b.wait_one().status != WcStatus::kSuccess) return;
+    }
+  });
+  SendWr wr;
+  wr.send_flags = send_flag::kSignaled | send_flag::kInline;
+  uint32_t v = 0;
+  Sge s{reinterpret_cast<uint64_t>(&v), 4, LKey(0)};
+  wr.sg_list = {&s, 1};
+  for (int i = 0; i < kRounds; ++i) {
+    a.post_recv(0, 64);
+    v = static_cast<uint32_t>(i * 2);
+    a.post(wr);
+    WorkCompletion c1 = a.wait_one();
+    WorkCompletion c2 = a.wait_one();
+    ASSERT_EQ(c1.status, WcStatus::kSuccess);
+    ASSERT_EQ(c2.status, WcStatus::kSuccess);
+    uint32_t back;
+    std::memcpy(&back, a.buffer.data(), 4);
+    ASSERT_EQ(back, static_cast<uint32_t>(i * 2 + 1));
+  }
+  responder.join();
+}
+
+TEST_F(EngineTest, IdleEnginesSleep) {
+  SendWr wr;
+  wr.opcode = WrOpcode::kRdmaWrite;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s{reinterpret_cast<uint64_t>(a.buffer.data()), 8, a.mr->lkey};
+  wr.sg_list = {&s, 1};
+  wr.rdma = {reinterpret_cast<uint64_t>(b.buffer.data()), b.mr->rkey};
+  a.post(wr);
+  ASSERT_EQ(a.wait_one().status, WcStatus::kSuccess);
+  // Once the conversation ends both engines go to sleep (and stay asleep: no timer runs).
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((a.engine->counters().sleeps == 0 || b.engine->counters().sleeps == 0) &&
+         std::chrono::steady_clock::now() < limit)
+    std::this_thread::yield();
+  EXPECT_GT(a.engine->counters().sleeps.load(), 0u);
+  EXPECT_GT(b.engine->counters().sleeps.load(), 0u);
+  const uint64_t steps = a.engine->counters().steps + b.engine->counters().steps;
+  // A kick wakes a sleeping engine (and the post completes).
+  a.post(wr);
+  EXPECT_EQ(a.wait_one().status, WcStatus::kSuccess);
+  EXPECT_GT(a.engine->counters().steps + b.engine->counters().steps, steps);
+}
+
+}  // namespace
+}  // namespace softib::engine
