@@ -32,7 +32,9 @@ struct Wire final : rc::FrameSink {
   std::deque<Frame> q;
   std::vector<std::unique_ptr<uint8_t[]>> spare;
   std::unique_ptr<uint8_t[]> building;
-  wire::MutByteSpan reserve(size_t len) override {
+  rc::FrameAddr to_;
+  wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn /*dest_qp*/, size_t len) override {
+    to_ = to;
     if (!building) {
       if (!spare.empty()) {
         building = std::move(spare.back());
@@ -43,7 +45,7 @@ struct Wire final : rc::FrameSink {
     }
     return wire::MutByteSpan(building.get(), len);
   }
-  void commit(const rc::FrameAddr& to, size_t len) override { q.push_back({to, std::move(building), len}); }
+  void commit(size_t len) override { q.push_back({to_, std::move(building), len}); }
 };
 
 struct Side {

@@ -1,19 +1,21 @@
 #include "engine/engine.hpp"
 
 #include <poll.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace softib::engine {
 
-Result<std::unique_ptr<Engine>> Engine::create(rc::Device& device, EngineOptions options) {
-  auto fd = verbs::EventFd::create();
-  if (!fd) return fd.error();
-  return std::unique_ptr<Engine>(new Engine(device, options, std::move(*fd)));
+Result<std::unique_ptr<Engine>> Engine::create(rc::Device& device, EngineOptions options, link::ShmLink* shm) {
+  auto bell = link::Doorbell::create();
+  if (!bell) return bell.error();
+  return std::unique_ptr<Engine>(new Engine(device, options, std::move(*bell), shm));
 }
 
-Engine::Engine(rc::Device& device, EngineOptions options, verbs::EventFd wake)
-    : device_(device), options_(options), wake_(std::move(wake)) {}
+Engine::Engine(rc::Device& device, EngineOptions options, link::Doorbell doorbell, link::ShmLink* shm)
+    : device_(device), options_(options), doorbell_(std::move(doorbell)), shm_(shm) {}
 
 Engine::~Engine() { stop(); }
 
@@ -26,7 +28,7 @@ void Engine::start() {
 void Engine::stop() {
   if (!thread_.joinable()) return;
   stop_ = true;
-  wake_.signal();
+  doorbell_.ring();
   thread_.join();
 }
 
@@ -35,7 +37,7 @@ void Engine::wake() {
   // sleeping_ then reads pending_ (both seq_cst), so one of us sees the other.
   if (sleeping_.load()) {
     counters_.wakeups.fetch_add(1, std::memory_order_relaxed);
-    wake_.signal();
+    doorbell_.ring();
   }
 }
 
@@ -49,6 +51,7 @@ void Engine::deliver(const rc::FrameAddr& from, wire::ByteSpan transport) {
     }
     bytes.assign(transport.begin(), transport.end());
     inbox_.push_back(Frame{from, std::move(bytes)});
+    has_inbox_.store(true, std::memory_order_relaxed);
   }
   pending_.store(true);
   wake();
@@ -61,17 +64,22 @@ void Engine::kick() {
 
 bool Engine::step() {
   pending_.store(false);
-  {
-    std::lock_guard lock(inbox_mu_);
-    work_.swap(inbox_);
+  bool did = false;
+  if (has_inbox_.load(std::memory_order_relaxed)) {
+    {
+      std::lock_guard lock(inbox_mu_);
+      work_.swap(inbox_);
+      has_inbox_.store(false, std::memory_order_relaxed);
+    }
+    did = !work_.empty();
+    for (Frame& f : work_) device_.receive(f.from, f.bytes);
+    if (!work_.empty()) {
+      std::lock_guard lock(inbox_mu_);
+      for (Frame& f : work_) spare_.push_back(std::move(f.bytes));
+    }
+    work_.clear();
   }
-  bool did = !work_.empty();
-  for (Frame& f : work_) device_.receive(f.from, f.bytes);
-  if (!work_.empty()) {
-    std::lock_guard lock(inbox_mu_);
-    for (Frame& f : work_) spare_.push_back(std::move(f.bytes));
-  }
-  work_.clear();
+  if (shm_ != nullptr && shm_->poll(device_) != 0) did = true;
   did |= device_.progress();
   if (did) counters_.steps.fetch_add(1, std::memory_order_relaxed);
   return did;
@@ -80,18 +88,38 @@ bool Engine::step() {
 bool Engine::try_progress() {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
+  counters_.inline_steps.fetch_add(1, std::memory_order_relaxed);
   step();
   return true;
 }
 
+bool Engine::poll_inline() {
+  if (shm_ != nullptr) shm_->inbox().take_lease(link::monotonic_ns());
+  return try_progress();
+}
+
+void Engine::release_lease() {
+  if (shm_ == nullptr) return;
+  shm_->inbox().drop_lease();
+  // The engine may be asleep until the lease would have run out: wake it to take over.
+  kick();
+}
+
+bool Engine::work_waiting() const {
+  return pending_.load() || has_inbox_.load() || (shm_ != nullptr && shm_->ready());
+}
+
 void Engine::run() {
   auto idle_since = std::chrono::steady_clock::now();
+  auto last_housekeeping = idle_since;
   while (!stop_.load()) {
     bool did;
+    bool blocked;
     std::optional<TimePoint> deadline;
     {
       std::lock_guard lock(device_.lock());
       did = step();
+      blocked = device_.output_blocked();
       deadline = device_.next_deadline();
     }
     const auto now = std::chrono::steady_clock::now();
@@ -99,27 +127,48 @@ void Engine::run() {
       idle_since = now;
       continue;
     }
-    if (now - idle_since < options_.spin) continue;
+    // An application thread polling holds the lease: it drains the inbox itself, so the
+    // engine steps aside at once instead of spinning against it.
+    const uint64_t lease = shm_ != nullptr ? shm_->inbox().lease_until() : 0;
+    const uint64_t now_ns = link::monotonic_ns();
+    const bool leased = lease > now_ns;
+    if (!leased && now - idle_since < options_.spin) continue;
+    if (blocked) {
+      // The link is full (flow control): the peer is draining it; look again soon.
+      std::this_thread::yield();
+      continue;
+    }
 
-    // Sleep until kicked or the next timer is due.
+    if (shm_ != nullptr && now - last_housekeeping >= options_.housekeeping) {
+      std::lock_guard lock(device_.lock());
+      shm_->housekeeping();
+      last_housekeeping = now;
+    }
+
+    // Sleep until rung, the next timer, the end of the lease, or housekeeping.
     sleeping_.store(true);
-    if (pending_.load() || stop_.load()) {
+    if (shm_ != nullptr) shm_->inbox().sleep_begin();
+    if (work_waiting() || stop_.load()) {
+      if (shm_ != nullptr) shm_->inbox().sleep_end();
       sleeping_.store(false);
       continue;
     }
-    int timeout_ms = -1;
-    if (deadline) {
-      const Duration left = *deadline - SteadyClock::instance().now();
-      timeout_ms = left.count() <= 0 ? 0 : static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+    Duration wait = Duration::max();
+    if (deadline) wait = *deadline - SteadyClock::instance().now();
+    if (leased) wait = std::min<Duration>(wait, std::chrono::nanoseconds(lease - now_ns));
+    if (shm_ != nullptr) wait = std::min<Duration>(wait, options_.housekeeping);
+    timespec ts{};
+    const timespec* timeout = nullptr;
+    if (wait != Duration::max()) {
+      const auto ns = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count());
+      ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+      ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+      timeout = &ts;
     }
     counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
-    pollfd p{wake_.fd(), POLLIN, 0};
-    const int n = ::poll(&p, 1, timeout_ms);
-    if (n > 0) {
-      // Semaphore-mode eventfd: drain every signal so the next sleep starts clean.
-      while (::poll(&p, 1, 0) > 0 && wake_.wait()) {
-      }
-    }
+    pollfd p{doorbell_.fd(), POLLIN, 0};
+    if (::ppoll(&p, 1, timeout, nullptr) > 0) doorbell_.drain();
+    if (shm_ != nullptr) shm_->inbox().sleep_end();
     sleeping_.store(false);
     idle_since = std::chrono::steady_clock::now();
   }

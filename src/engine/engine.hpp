@@ -2,18 +2,22 @@
 // small engine ... so one-sided operations complete without the target application calling
 // into the library").
 //
-// It takes frames from links (deliver(), any thread), and runs the device's receive and
+// It takes frames from links — the shared-memory link's inbox (polled in place) and frames
+// handed over by deliver() (the in-process loopback hub) — and runs the device's receive and
 // progress steps under the device lock. Polling is adaptive, because waking a sleeping thread
 // costs tens of microseconds on these machines: after the last useful step the thread spins
-// for `spin` (catching the next packet of a conversation at once), then sleeps on an eventfd
-// until a frame or a post kicks it or the device's next timer is due. An idle engine makes no
-// system calls and uses no CPU.
+// for `spin` (catching the next packet of a conversation at once), then sleeps on its doorbell
+// (an eventfd) until a frame, a post or the device's next timer. An idle engine makes no system
+// calls and uses no CPU.
 //
-// Callers that post work call kick(); API calls may also run a step inline with
-// try_progress() (a poll that finds its CQ empty, a post), which takes the device lock only
-// if it is free.
+// Application threads do the work themselves when they can: a post or a poll runs a step
+// inline (try_progress) when the device lock is free, and a polling thread takes the inbox's
+// lease (link/shm_inbox.hpp), which keeps the engine asleep and the senders quiet while the
+// application drains the inbox on its own. So a ping-pong between two polling processes makes
+// no system call and wakes no thread, and the engine costs nothing while they poll.
 //
-// Thread: deliver(), kick(), try_progress() from any thread; the rest from the owner.
+// Thread: deliver(), kick(), try_progress(), poll_inline() from any thread; the rest from the
+// owner.
 #pragma once
 
 #include <atomic>
@@ -24,24 +28,31 @@
 #include <thread>
 #include <vector>
 
+#include "link/doorbell.hpp"
+#include "link/shm_link.hpp"
 #include "rc/device.hpp"
-#include "verbs/event_queue.hpp"
 
 namespace softib::engine {
 
 struct EngineOptions {
   Duration spin = std::chrono::microseconds(50);
+  // How often a sleeping engine looks for channels whose senders died.
+  Duration housekeeping = std::chrono::milliseconds(500);
 };
 
 struct EngineCounters {
   std::atomic<uint64_t> steps{0};     // device steps that did something
   std::atomic<uint64_t> sleeps{0};    // times the thread went to sleep
-  std::atomic<uint64_t> wakeups{0};   // eventfd signals sent by kick()/deliver()
+  std::atomic<uint64_t> wakeups{0};   // doorbell rings sent by kick()/deliver()
+  std::atomic<uint64_t> inline_steps{0};  // steps run by application threads
 };
 
 class Engine {
  public:
-  static Result<std::unique_ptr<Engine>> create(rc::Device& device, EngineOptions options = {});
+  // `shm` (optional) is the device's shared-memory link: its inbox is polled, its doorbell is
+  // the engine's (the link's peers ring it). It must outlive the engine.
+  static Result<std::unique_ptr<Engine>> create(rc::Device& device, EngineOptions options = {},
+                                                link::ShmLink* shm = nullptr);
   ~Engine();  // stops the thread
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -49,12 +60,20 @@ class Engine {
   void start();
   void stop();
 
+  // The eventfd peers ring to wake this engine (softibd hands it to them with the inbox).
+  const link::Doorbell& doorbell() const { return doorbell_; }
+
   // A frame for this engine's device (copied; processed on the engine thread).
   void deliver(const rc::FrameAddr& from, wire::ByteSpan transport);
   // Work was posted: make sure a step runs soon.
   void kick();
   // One device step now, if nobody else is running one. Returns whether it ran.
   bool try_progress();
+  // An application thread polls (a CQ it found empty): it takes the inbox lease so the
+  // engine stays asleep, then runs a step if it can.
+  bool poll_inline();
+  // An application thread stops polling (it is about to block): the engine takes over at once.
+  void release_lease();
 
   const EngineCounters& counters() const { return counters_; }
   rc::Device& device() { return device_; }
@@ -64,18 +83,21 @@ class Engine {
     rc::FrameAddr from;
     std::vector<uint8_t> bytes;
   };
-  Engine(rc::Device& device, EngineOptions options, verbs::EventFd wake);
+  Engine(rc::Device& device, EngineOptions options, link::Doorbell doorbell, link::ShmLink* shm);
   void run();
   bool step();  // REQUIRES: device lock held
   void wake();
+  bool work_waiting() const;
 
   rc::Device& device_;
   EngineOptions options_;
-  verbs::EventFd wake_;
+  link::Doorbell doorbell_;
+  link::ShmLink* shm_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> pending_{false};
+  std::atomic<bool> has_inbox_{false};
   std::mutex inbox_mu_;
   std::vector<Frame> inbox_;
   std::vector<Frame> work_;

@@ -4,18 +4,13 @@
 
 namespace softib::link {
 
-class LoopbackHub::Port final : public rc::FrameSink {
+class LoopbackHub::Port final : public rc::BufferedSink {
  public:
   explicit Port(LoopbackHub& hub) : hub_(hub) {}
-  wire::MutByteSpan reserve(size_t len) override {
-    if (buf_.size() < len) buf_.resize(len);
-    return wire::MutByteSpan(buf_.data(), len);
-  }
-  void commit(const rc::FrameAddr& to, size_t len) override { hub_.route(to, wire::ByteSpan(buf_.data(), len)); }
 
  private:
+  void deliver(const rc::FrameAddr& to, Qpn /*dest_qp*/, wire::ByteSpan bytes) override { hub_.route(to, bytes); }
   LoopbackHub& hub_;
-  std::vector<uint8_t> buf_;
 };
 
 LoopbackHub::LoopbackHub() = default;

@@ -4,18 +4,13 @@
 
 namespace softib::link {
 
-class SimFabric::Port final : public rc::FrameSink {
+class SimFabric::Port final : public rc::BufferedSink {
  public:
   explicit Port(SimFabric& fabric) : fabric_(fabric) {}
-  wire::MutByteSpan reserve(size_t len) override {
-    if (buf_.size() < len) buf_.resize(len);
-    return wire::MutByteSpan(buf_.data(), len);
-  }
-  void commit(const rc::FrameAddr& to, size_t len) override { fabric_.send(to, wire::ByteSpan(buf_.data(), len)); }
 
  private:
+  void deliver(const rc::FrameAddr& to, Qpn /*dest_qp*/, wire::ByteSpan bytes) override { fabric_.send(to, bytes); }
   SimFabric& fabric_;
-  std::vector<uint8_t> buf_;
 };
 
 SimFabric::SimFabric(ManualClock& clock, uint64_t seed) : clock_(clock), seed_(seed), rng_(seed) {}

@@ -130,13 +130,20 @@ Result<Qp*> Device::create_qp(const verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq
   verbs::QpInitAttr actual = init;
   // A QP with an SRQ has no receive queue of its own (IBA 10.2.9.2).
   if (srq != nullptr) actual.cap.max_recv_wr = actual.cap.max_recv_sge = 0;
-  while (qps_.count(next_qpn_) != 0) next_qpn_ = next_qpn_ >= Qpn::kMask - 1 ? 0x11 : next_qpn_ + 1;
+  auto advance = [&] { next_qpn_ = next_qpn_ >= qpn_last_ ? qpn_first_ : next_qpn_ + 1; };
+  while (qps_.count(next_qpn_) != 0) advance();
   const Qpn qpn(next_qpn_);
-  next_qpn_ = next_qpn_ >= Qpn::kMask - 1 ? 0x11 : next_qpn_ + 1;
+  advance();
   auto qp = std::make_unique<Qp>(qpn, actual, pd, send_cq, recv_cq, srq, context);
   Qp* raw = qp.get();
   qps_.emplace(qpn.value(), std::move(qp));
   return raw;
+}
+
+void Device::set_qpn_range(uint32_t first, uint32_t last) {
+  SOFTIB_ASSERT(first <= last && last < Qpn::kMask && first >= 2);
+  qpn_first_ = next_qpn_ = first;
+  qpn_last_ = last;
 }
 
 Qp* Device::find_qp(Qpn qpn) const {
@@ -330,15 +337,20 @@ FrameAddr Device::address_of(const verbs::AhAttr& ah) const {
   return a;
 }
 
-void Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload) {
+bool Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload) {
   const packet::OpcodeInfo* info = h.info();
   SOFTIB_ASSERT(info != nullptr);
   const size_t len = packet::transport_length(*info, payload.size());
-  wire::MutByteSpan out = sink_.reserve(len);
+  wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, len);
+  if (out.size() < len) {
+    refused_ = true;
+    return false;
+  }
   auto built = packet::build_transport(h, payload, out);
   SOFTIB_ASSERT_MSG(built.ok(), "the transport built a packet its own table refuses");
   ++counters_.tx_packets;
-  sink_.commit(to, *built);
+  sink_.commit(*built);
+  return true;
 }
 
 void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {
@@ -374,6 +386,7 @@ void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicit
 
 bool Device::progress() {
   bool did = false;
+  refused_ = false;
   const TimePoint now = clock_.now();
   for (auto& [n, qp_ptr] : qps_) {
     Qp& qp = *qp_ptr;
@@ -381,6 +394,7 @@ bool Device::progress() {
       flush(qp);
       did = true;
     }
+    if (!qp.resp_.out.empty() && pump_output(qp)) did = true;
     if (run_timers(qp, now)) did = true;
     if (qp.state_ == QpState::kRts && run_requester(qp)) did = true;
     if (qp.resp_.ack_pending) {

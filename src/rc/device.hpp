@@ -103,6 +103,9 @@ class Device {
   Status modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask);
   Status destroy_qp(Qp* qp);
   Qp* find_qp(Qpn qpn) const;
+  // The QPNs this device hands out: [first, last]. An HCA shared by several processes gives
+  // each a block (link/shm_directory.hpp); alone, a device numbers from 0x11 as rxe does.
+  void set_qpn_range(uint32_t first, uint32_t last);
 
   // ibv_post_send / ibv_post_recv: on failure *bad is the index of the WR that failed (the
   // ones before it are posted).
@@ -121,6 +124,9 @@ class Device {
   bool progress();
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
   std::optional<TimePoint> next_deadline() const;
+  // The link refused a frame during the last receive or progress step (flow control): work is
+  // waiting for room, so the engine should step again soon rather than sleep.
+  bool output_blocked() const { return refused_; }
 
  private:
   // device.cpp
@@ -130,7 +136,8 @@ class Device {
   void async(AsyncEvent e) { async_.push_back(e); }
   PKey qp_pkey(const Qp& qp) const;
   FrameAddr address_of(const verbs::AhAttr& ah) const;
-  void send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
+  // False when the link refused the frame (flow control): the caller keeps the work.
+  bool send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
   void complete_send(Qp& qp, verbs::SendWqe& w, verbs::WcStatus status);
   void complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited);
   verbs::WorkCompletion recv_error(const Qp& qp, uint64_t wr_id, verbs::WcStatus status) const;
@@ -168,6 +175,9 @@ class Device {
   void duplicate_request(Qp& qp, const packet::PacketView& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   void flush_acks(Qp& qp);
+  void emit(Qp& qp, const OutJob& job);
+  bool run_job(Qp& qp, OutJob& job);
+  bool pump_output(Qp& qp);
 
   verbs::DeviceCaps caps_;
   PortAttr port_;
@@ -182,8 +192,11 @@ class Device {
   std::list<verbs::Ah> ahs_;
   std::unordered_map<uint32_t, std::unique_ptr<Qp>> qps_;
   uint32_t next_pd_ = 1;
-  uint32_t next_qpn_ = 0x11;  // rxe's first QPN (QP0/QP1 are the special QPs)
+  uint32_t qpn_first_ = 0x11;  // rxe's first QPN (QP0/QP1 are the special QPs)
+  uint32_t qpn_last_ = Qpn::kMask - 1;
+  uint32_t next_qpn_ = 0x11;
   std::vector<AsyncEvent> async_;
+  bool refused_ = false;
 };
 
 }  // namespace softib::rc

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "base/gid.hpp"
 #include "base/ids.hpp"
@@ -29,21 +30,54 @@ struct FrameAddr {
 
 // Where a device's outgoing frames go. The transport builds each frame in place: reserve()
 // lends it room for one frame's transport bytes (a ring slot, a buffer), it writes headers and
-// payload there, and commit() sends the first `len` bytes to `to`. One frame is reserved at a
-// time; a reservation that is not committed is simply reused. Called from the device's
-// progress step; the sink must not call back into the device.
+// payload there, and commit() sends the first `len` bytes. One frame is reserved at a time; a
+// reservation that is not committed is simply reused.
+//
+// Flow control. InfiniBand links are lossless: a sender waits for credits rather than drop
+// (IBA 7.9). A sink that cannot take a frame now (a full shared-memory ring) returns an empty
+// span, and the transport keeps the frame's work for a later progress step. A frame the sink
+// takes but cannot deliver (no such LID or QP on the fabric) is lost, as on a wire.
+//
+// Called from the device's progress step; the sink must not call back into the device.
 class FrameSink {
  public:
   virtual ~FrameSink() = default;
-  virtual wire::MutByteSpan reserve(size_t len) = 0;
-  virtual void commit(const FrameAddr& to, size_t len) = 0;
+  // Room for `len` transport bytes of a frame to `to` whose BTH names `dest_qp`, or empty.
+  virtual wire::MutByteSpan reserve(const FrameAddr& to, Qpn dest_qp, size_t len) = 0;
+  virtual void commit(size_t len) = 0;
 
-  // reserve + copy + commit, for frames built elsewhere.
-  void send(const FrameAddr& to, wire::ByteSpan transport) {
-    wire::MutByteSpan out = reserve(transport.size());
+  // reserve + copy + commit, for frames built elsewhere. False when the sink refused it.
+  bool send(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) {
+    wire::MutByteSpan out = reserve(to, dest_qp, transport.size());
+    if (out.size() < transport.size()) return false;
     std::copy(transport.begin(), transport.end(), out.begin());
-    commit(to, transport.size());
+    commit(transport.size());
+    return true;
   }
+};
+
+// A sink that builds each frame in a buffer of its own and hands the finished bytes to
+// deliver(): for links and tests that copy frames anyway. accept() may refuse a frame (flow
+// control), as a full ring would.
+class BufferedSink : public FrameSink {
+ public:
+  wire::MutByteSpan reserve(const FrameAddr& to, Qpn dest_qp, size_t len) override {
+    if (!accept(to, len)) return {};
+    if (buf_.size() < len) buf_.resize(len);
+    to_ = to;
+    dest_qp_ = dest_qp;
+    return wire::MutByteSpan(buf_.data(), len);
+  }
+  void commit(size_t len) override { deliver(to_, dest_qp_, wire::ByteSpan(buf_.data(), len)); }
+
+ protected:
+  virtual bool accept(const FrameAddr& /*to*/, size_t /*len*/) { return true; }
+  virtual void deliver(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) = 0;
+
+ private:
+  std::vector<uint8_t> buf_;
+  FrameAddr to_;
+  Qpn dest_qp_{};
 };
 
 }  // namespace softib::rc

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "verbs/mr.hpp"
 #include "verbs/qp_attr.hpp"
 #include "verbs/queues.hpp"
+#include "wire/aeth.hpp"
 
 namespace softib::rc {
 
@@ -80,6 +82,21 @@ struct Resource {
   uint32_t msn = 0;       // the MSN its response carried
 };
 
+// A response the link could not take yet (flow control, rc/frame.hpp): responses leave in the
+// order the responder made them, so once one waits, the ones after it queue behind it.
+struct OutJob {
+  enum class Kind : uint8_t { kAeth, kAtomicAck, kReadResponses } kind = Kind::kAeth;
+  Psn psn{};              // kAeth: the PSN it acknowledges; kAtomicAck: the request's PSN;
+                          // kReadResponses: the PSN of the response's first packet
+  wire::Aeth aeth;        // kAeth
+  uint64_t original = 0;  // kAtomicAck
+  uint32_t msn = 0;       // kAtomicAck, kReadResponses
+  RKey rkey{};            // kReadResponses: the READ's memory, [va, va + length)
+  uint64_t va = 0;
+  uint32_t length = 0;
+  uint32_t next = 0;      // kReadResponses: packets already sent
+};
+
 struct ResponderState {
   Psn epsn{};               // expected PSN
   uint32_t msn = 0;         // messages completed (24 bits on the wire)
@@ -103,6 +120,7 @@ struct ResponderState {
   Psn ack_psn{};
   std::vector<Resource> resources;
   uint32_t resource_next = 0;
+  std::deque<OutJob> out;  // responses waiting for the link, oldest first
 };
 
 class Qp {

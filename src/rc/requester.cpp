@@ -74,8 +74,10 @@ bool Device::run_requester(Qp& qp) {
         if ((w.send_flags & verbs::send_flag::kFence) != 0 && req.rd_outstanding > 0) break;
       }
     }
+    const uint64_t sent_before = counters_.tx_packets;
     const SendResult r = send_wqe_packets(qp, w, req.send_pos);
-    did = true;
+    // A step that the link refused at once did nothing (the engine must not spin on it).
+    if (r != SendResult::kBlocked || counters_.tx_packets != sent_before) did = true;
     if (r != SendResult::kSent) break;
   }
   if (did && qp.type() == QpType::kRc && !req.ack_timer) arm_ack_timer(qp);
@@ -133,7 +135,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcRdmaReadRequest);
     h.bth.psn = req.next_psn;
     h.reth = wire::Reth{w.remote_addr + req.send_offset, w.rkey, static_cast<uint32_t>(rest)};
-    send_frame(to, h, {});
+    if (!send_frame(to, h, {})) return SendResult::kBlocked;
     count_sent(req.next_psn);
     req.next_psn += packets_for(rest, mtu);
     return finish();
@@ -144,7 +146,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     h.bth.psn = req.next_psn;
     h.atomic_eth = wire::AtomicEth{w.remote_addr, w.rkey, w.opcode == WrOpcode::kAtomicCmpAndSwp ? w.swap : w.compare_add,
                                    w.compare_add};
-    send_frame(to, h, {});
+    if (!send_frame(to, h, {})) return SendResult::kBlocked;
     count_sent(req.next_psn);
     req.next_psn += 1;
     return finish();
@@ -160,13 +162,19 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     const bool last = offset + chunk == w.length;
     const auto opcode = packet::requester_opcode(qp.type(), w.opcode, position_of(first, last));
     SOFTIB_ASSERT(opcode.has_value());
+    const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(*opcode));
+    // Headers, then the payload gathered from the SGEs straight into the frame: one copy.
+    wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, packet::transport_length(info, chunk));
+    if (out.empty()) {
+      refused_ = true;  // the link is full: this packet goes out on a later step
+      return SendResult::kBlocked;
+    }
     h.bth.opcode = static_cast<uint8_t>(*opcode);
     h.bth.psn = req.next_psn;
     h.bth.solicited = last && (w.send_flags & verbs::send_flag::kSolicited) != 0;
     ++req.packets_since_ackreq;
     h.bth.ack_req = rc && (last || req.packets_since_ackreq >= kAckReqInterval);
     if (h.bth.ack_req) req.packets_since_ackreq = 0;
-    const packet::OpcodeInfo& info = *packet::find_opcode(h.bth.opcode);
     h.reth.reset();
     h.immdt.reset();
     h.ieth.reset();
@@ -177,8 +185,6 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       // IBA 10.2.4: a Q_Key with the high bit set means "use the QP's own Q_Key".
       h.deth = wire::Deth{w.remote_qkey.is_controlled() ? a.qkey : w.remote_qkey, qp.qpn_};
     }
-    // Headers, then the payload gathered from the SGEs straight into the frame: one copy.
-    wire::MutByteSpan out = sink_.reserve(packet::transport_length(info, chunk));
     auto built = packet::build_transport_headers(h, chunk, out);
     SOFTIB_ASSERT_MSG(built.ok(), "the requester built a packet its own table refuses");
     if (!gather(qp, w, offset, chunk, out.data() + info.header_length())) {
@@ -188,7 +194,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       return SendResult::kFailed;
     }
     ++counters_.tx_packets;
-    sink_.commit(to, *built);
+    sink_.commit(*built);
     count_sent(req.next_psn);
     req.next_psn += 1;
     req.send_offset += chunk;

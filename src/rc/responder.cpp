@@ -444,15 +444,13 @@ Device::Exec Device::execute_atomic(Qp& qp, const packet::PacketView& p) {
 }
 
 void Device::send_atomic_ack(Qp& qp, const Resource& res) {
-  packet::TransportHeaders h;
-  h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
-  h.bth.pkey = qp_pkey(qp);
-  h.bth.dest_qp = qp.attr_.dest_qp_num;
-  h.bth.psn = res.first_psn;
-  h.aeth = wire::Aeth::ack(res.msn);
-  h.atomic_ack_eth = wire::AtomicAckEth{res.original};
   flush_acks(qp);
-  send_frame(address_of(qp.attr_.ah_attr), h, {});
+  OutJob job;
+  job.kind = OutJob::Kind::kAtomicAck;
+  job.psn = res.first_psn;
+  job.msn = res.msn;
+  job.original = res.original;
+  emit(qp, job);
 }
 
 void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn, uint64_t va, uint32_t length) {
@@ -460,37 +458,89 @@ void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn, uint
   // asks for the rest of the original (IBA 9.7.5.1.3; duplicate_request checked that it lies
   // inside the resource).
   flush_acks(qp);
-  const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
-  uint8_t* base = nullptr;
-  if (length != 0 &&
-      mrs_.resolve_remote(res.rkey, qp.pd_, va, length, verbs::access::kRemoteRead, &base) !=
-          verbs::MemFault::kNone) {
-    // The region went away since the READ was first executed.
-    send_ack(qp, from_psn, wire::Aeth::nak(qp.resp_.msn, NakCode::kRemoteAccessError));
-    to_error(qp);
-    return;
-  }
-  const uint32_t n = packets_for(length, mtu);
+  OutJob job;
+  job.kind = OutJob::Kind::kReadResponses;
+  job.psn = from_psn;
+  job.msn = res.msn;
+  job.rkey = res.rkey;
+  job.va = va;
+  job.length = length;
+  emit(qp, job);
+}
+
+// Sends as much of a job as the link takes; true when it is done.
+bool Device::run_job(Qp& qp, OutJob& job) {
   packet::TransportHeaders h;
   h.bth.pkey = qp_pkey(qp);
   h.bth.dest_qp = qp.attr_.dest_qp_num;
   const FrameAddr to = address_of(qp.attr_.ah_attr);
-  for (uint32_t i = 0; i < n; ++i) {
+  switch (job.kind) {
+    case OutJob::Kind::kAeth:
+      h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
+      h.bth.psn = job.psn;
+      h.aeth = job.aeth;
+      return send_frame(to, h, {});
+    case OutJob::Kind::kAtomicAck:
+      h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
+      h.bth.psn = job.psn;
+      h.aeth = wire::Aeth::ack(job.msn);
+      h.atomic_ack_eth = wire::AtomicAckEth{job.original};
+      return send_frame(to, h, {});
+    case OutJob::Kind::kReadResponses: break;
+  }
+  const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
+  uint8_t* base = nullptr;
+  if (job.length != 0 &&
+      mrs_.resolve_remote(job.rkey, qp.pd_, job.va, job.length, verbs::access::kRemoteRead, &base) !=
+          verbs::MemFault::kNone) {
+    // The region went away since the READ was executed: the rest is a NAK (IBA 9.7.5.1.3).
+    job.kind = OutJob::Kind::kAeth;
+    job.psn = job.psn + job.next;
+    job.aeth = wire::Aeth::nak(qp.resp_.msn, NakCode::kRemoteAccessError);
+    to_error(qp);
+    return run_job(qp, job);
+  }
+  const uint32_t n = packets_for(job.length, mtu);
+  for (; job.next < n; ++job.next) {
+    const uint32_t i = job.next;
     const bool first = i == 0, last = i + 1 == n;
     packet::Opcode op = first && last ? packet::Opcode::kRcRdmaReadResponseOnly
                         : first       ? packet::Opcode::kRcRdmaReadResponseFirst
                         : last        ? packet::Opcode::kRcRdmaReadResponseLast
                                       : packet::Opcode::kRcRdmaReadResponseMiddle;
     h.bth.opcode = static_cast<uint8_t>(op);
-    h.bth.psn = from_psn + i;
+    h.bth.psn = job.psn + i;
     if (first || last)
-      h.aeth = wire::Aeth::ack(res.msn);
+      h.aeth = wire::Aeth::ack(job.msn);
     else
       h.aeth.reset();
     const uint64_t off = uint64_t{i} * mtu;
-    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(mtu, length - off));
-    send_frame(to, h, wire::ByteSpan(base == nullptr ? nullptr : base + off, chunk));
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(mtu, job.length - off));
+    if (!send_frame(to, h, wire::ByteSpan(base == nullptr ? nullptr : base + off, chunk))) return false;
   }
+  return true;
+}
+
+void Device::emit(Qp& qp, const OutJob& job) {
+  std::deque<OutJob>& out = qp.resp_.out;
+  if (out.empty()) {
+    OutJob now = job;
+    if (run_job(qp, now)) return;
+    out.push_back(now);
+    return;
+  }
+  out.push_back(job);
+}
+
+bool Device::pump_output(Qp& qp) {
+  std::deque<OutJob>& out = qp.resp_.out;
+  bool did = false;
+  while (!out.empty()) {
+    if (!run_job(qp, out.front())) return did;
+    out.pop_front();
+    did = true;
+  }
+  return did;
 }
 
 void Device::duplicate_request(Qp& qp, const packet::PacketView& p) {
@@ -537,13 +587,11 @@ void Device::duplicate_request(Qp& qp, const packet::PacketView& p) {
 void Device::send_ack(Qp& qp, Psn psn, wire::Aeth aeth) {
   // Keep acknowledgements in PSN order: a coalesced ACK for an earlier PSN goes first.
   if (aeth.kind() != wire::AethKind::kAck) flush_acks(qp);
-  packet::TransportHeaders h;
-  h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
-  h.bth.pkey = qp_pkey(qp);
-  h.bth.dest_qp = qp.attr_.dest_qp_num;
-  h.bth.psn = psn;
-  h.aeth = aeth;
-  send_frame(address_of(qp.attr_.ah_attr), h, {});
+  OutJob job;
+  job.kind = OutJob::Kind::kAeth;
+  job.psn = psn;
+  job.aeth = aeth;
+  emit(qp, job);
 }
 
 void Device::flush_acks(Qp& qp) {

@@ -39,16 +39,24 @@ struct Sent {
   uint32_t msn() const { return h.aeth->msn; }
 };
 
-class CaptureSink final : public rc::FrameSink {
+class CaptureSink final : public rc::BufferedSink {
  public:
-  // Frames are built in the sink's buffer (rc::FrameSink reserve/commit) and checked on commit.
-  std::vector<uint8_t> building;
-  wire::MutByteSpan reserve(size_t len) override {
-    if (building.size() < len) building.resize(len);
-    return wire::MutByteSpan(building.data(), len);
+  // Frames are built in the sink's buffer (rc::BufferedSink) and checked on commit. Flow
+  // control (a full ring): after `pass` more frames, the next `refuse` frames are refused.
+  int pass = 0;
+  int refuse = 0;
+  uint64_t refused = 0;
+  bool accept(const rc::FrameAddr& /*to*/, size_t /*len*/) override {
+    if (pass > 0) {
+      --pass;
+      return true;
+    }
+    if (refuse <= 0) return true;
+    --refuse;
+    ++refused;
+    return false;
   }
-  void commit(const rc::FrameAddr& to, size_t len) override { deliver(to, wire::ByteSpan(building.data(), len)); }
-  void deliver(const rc::FrameAddr& to, wire::ByteSpan transport) {
+  void deliver(const rc::FrameAddr& to, Qpn /*dest_qp*/, wire::ByteSpan transport) override {
     Sent s;
     s.to = to;
     s.bytes.assign(transport.begin(), transport.end());

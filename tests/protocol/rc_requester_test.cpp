@@ -69,6 +69,57 @@ TEST_F(RcRequesterProtocol, ThreePacketSendGoesOutFirstMiddleLast) {
   EXPECT_TRUE(progress().empty());
 }
 
+// Flow control (rc/frame.hpp): a packet the link refuses is sent on a later step, with the
+// same PSN and payload; it is not a retransmission and costs no retry.
+TEST_F(RcRequesterProtocol, ARefusedPacketGoesOutOnALaterStep) {
+  fill(0, 600, 4);
+  post_send(qp, 1, 0, 600);
+  sink.refuse = 2;  // the FIRST packet is refused on two steps
+  EXPECT_TRUE(progress().empty());
+  EXPECT_TRUE(device.output_blocked());
+  EXPECT_TRUE(progress().empty());
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(sent[i].psn(), sq_psn() + static_cast<uint32_t>(i));
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendFirst);
+  EXPECT_TRUE(std::equal(sent[2].payload.begin(), sent[2].payload.end(), buffer.data() + 512));
+  EXPECT_EQ(device.counters().retransmits, 0u);
+  EXPECT_FALSE(device.output_blocked());
+}
+
+TEST_F(RcRequesterProtocol, ARefusalMidMessageResumesAtThatPacket) {
+  fill(0, 600, 4);
+  post_send(qp, 1, 0, 600);
+  sink.pass = 1;  // FIRST goes out, MIDDLE is refused
+  sink.refuse = 1;
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendFirst);
+  sent = progress();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendMiddle);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 1);
+  EXPECT_FALSE(sent[0].h.bth.ack_req) << "the refused attempt did not count towards AckReq";
+  EXPECT_TRUE(std::equal(sent[0].payload.begin(), sent[0].payload.end(), buffer.data() + 256));
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcSendLast);
+  ack_at(2, 1);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(device.counters().retransmits, 0u);
+}
+
+TEST_F(RcRequesterProtocol, ARefusedReadRequestIsSentLater) {
+  post_read(qp, 1, 0, 300, kPeerVa, kPeerRkey);
+  sink.refuse = 1;
+  EXPECT_TRUE(progress().empty());
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadRequest);
+  EXPECT_EQ(sent[0].psn(), sq_psn());
+  EXPECT_EQ(sent[0].h.reth->dma_len, 300u);
+}
+
 TEST_F(RcRequesterProtocol, AckForTheMiddleCompletesNothingAckForTheLastCompletes) {
   post_send(qp, 1, 0, 600);
   ASSERT_EQ(progress().size(), 3u);

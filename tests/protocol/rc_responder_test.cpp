@@ -272,6 +272,45 @@ TEST_F(RcResponderProtocol, ReadIsAnsweredFirstMiddleLast) {
   EXPECT_EQ(only_ack(progress()).psn(), epsn() + 3);
 }
 
+// Flow control (rc/frame.hpp): a link that cannot take a frame holds the responses back; they
+// leave later in the same order, and an acknowledgement never overtakes a response.
+TEST_F(RcResponderProtocol, RefusedReadResponsesGoOutLaterInOrder) {
+  fill(1000, 600, 17);
+  sink.refuse = 1;  // the first response is refused
+  deliver(read(0, addr(1000), 600));
+  EXPECT_TRUE(sink.take().empty());
+  EXPECT_EQ(sink.refused, 1u);
+  // A SEND arrives meanwhile: its ACK must wait behind the READ's responses.
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 3, true), bytes(0, 8));
+  sink.refuse = 2;  // two more refusals on the next step: the FIRST again, then it gets through
+  EXPECT_TRUE(progress().empty());
+  EXPECT_TRUE(device.output_blocked());
+  auto sent = progress();
+  sent.insert(sent.end(), sink.frames.begin(), sink.frames.end());
+  sink.frames.clear();
+  auto more = progress();
+  sent.insert(sent.end(), more.begin(), more.end());
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcRdmaReadResponseFirst);
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcRdmaReadResponseMiddle);
+  EXPECT_EQ(sent[2].opcode, Opcode::kRcRdmaReadResponseLast);
+  EXPECT_EQ(sent[2].psn(), epsn() + 2);
+  EXPECT_TRUE(std::equal(sent[2].payload.begin(), sent[2].payload.end(), buffer.data() + 1512));
+  EXPECT_EQ(sent[3].opcode, Opcode::kRcAcknowledge);
+  EXPECT_EQ(sent[3].psn(), epsn() + 3);
+  EXPECT_FALSE(device.output_blocked());
+}
+
+TEST_F(RcResponderProtocol, ARefusedNakIsSentLater) {
+  sink.refuse = 1;
+  deliver(req(Opcode::kRcSendOnly, 2, true), bytes(0, 16));  // a PSN gap: NAK, refused
+  EXPECT_TRUE(sink.frames.empty());
+  const Sent n = only_ack(progress());
+  EXPECT_EQ(n.syndrome(), kNakPsnSequence);
+  EXPECT_EQ(n.psn(), epsn());
+}
+
 TEST_F(RcResponderProtocol, DuplicateReadFromTheMiddleIsReplayedFromThatPsn) {
   fill(1000, 600, 17);
   deliver(read(0, addr(1000), 600));

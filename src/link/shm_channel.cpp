@@ -1,0 +1,68 @@
+#include "link/shm_channel.hpp"
+
+namespace softib::link {
+
+bool ChannelWriter::room_for(uint64_t bytes) {
+  if (mem_.capacity() - (tail_ - head_cache_) >= bytes) return true;
+  head_cache_ = mem_.control().head.load(std::memory_order_acquire);
+  return mem_.capacity() - (tail_ - head_cache_) >= bytes;
+}
+
+std::optional<wire::MutByteSpan> ChannelWriter::reserve(size_t length) {
+  SOFTIB_ASSERT(length <= max_body());
+  const uint64_t need = record_size(length);
+  const uint64_t offset = tail_ & (mem_.capacity() - 1);
+  const uint64_t to_end = mem_.capacity() - offset;
+  if (need > to_end) {
+    // Pad to the end of the data and start at offset 0. The pad is published at once: it is
+    // a complete record on its own, and the consumer skips it.
+    if (!room_for(to_end + need)) return std::nullopt;
+    RecordHeader& pad = mem_.header_at(tail_);
+    pad.length = static_cast<uint32_t>(to_end - sizeof(RecordHeader));
+    pad.kind = kRecordPad;
+    pad.aux = 0;
+    pad.tag.store(tail_ + 1, std::memory_order_release);
+    tail_ += to_end;
+  } else if (!room_for(need)) {
+    return std::nullopt;
+  }
+  reserved_at_ = tail_;
+  return wire::MutByteSpan(mem_.data() + (tail_ & (mem_.capacity() - 1)) + sizeof(RecordHeader), length);
+}
+
+void ChannelWriter::commit(size_t length, uint16_t kind, uint16_t aux) {
+  SOFTIB_ASSERT(reserved_at_ == tail_);
+  RecordHeader& h = mem_.header_at(tail_);
+  h.length = static_cast<uint32_t>(length);
+  h.kind = kind;
+  h.aux = aux;
+  h.tag.store(tail_ + 1, std::memory_order_release);
+  tail_ += record_size(length);
+  reserved_at_ = UINT64_MAX;
+}
+
+std::optional<Record> ChannelReader::peek() {
+  for (;;) {
+    const RecordHeader& h = mem_.header_at(head_);
+    if (h.tag.load(std::memory_order_acquire) != head_ + 1) return std::nullopt;
+    const uint64_t offset = head_ & (mem_.capacity() - 1);
+    // The length comes from the other process: a record may not run past the end of the data
+    // (a producer never writes one that does; a corrupt one is treated as a pad to the end).
+    const uint64_t room = mem_.capacity() - offset - sizeof(RecordHeader);
+    if (h.kind == kRecordPad || h.length > room) {
+      head_ += mem_.capacity() - offset;
+      continue;
+    }
+    peeked_size_ = record_size(h.length);
+    return Record{h.kind, h.aux, wire::ByteSpan(mem_.data() + offset + sizeof(RecordHeader), h.length)};
+  }
+}
+
+void ChannelReader::release() {
+  SOFTIB_ASSERT(peeked_size_ != 0);
+  head_ += peeked_size_;
+  peeked_size_ = 0;
+  if (head_ - published_ >= mem_.capacity() / 4) publish();
+}
+
+}  // namespace softib::link

@@ -1,0 +1,155 @@
+// ShmChannel: a single-producer, single-consumer ring of records in shared memory, the unit
+// the shared-memory link is built from (one channel per sender in each receiver's inbox).
+//
+//   control (3 cache lines)          data (capacity bytes, a power of two)
+//   +--------+--------+--------+     +----------------------------------------------+
+//   | owner  | head   | spare  |     | rec | rec |pad| ... | rec |                   |
+//   +--------+--------+--------+     +----------------------------------------------+
+//
+// A record is 64-byte aligned: a 16-byte header, then `length` body bytes.
+//
+//   byte 0        8          12      14      16
+//        +--------+----------+-------+-------+---------------------------+
+//        | tag    | length   | kind  | aux   | body ...                  |
+//        +--------+----------+-------+-------+---------------------------+
+//
+// Positions are free-running 64-bit byte counts. The producer writes the body and the
+// length, then publishes the record by storing tag = position + 1 (release). The consumer
+// polls the tag of the record at its read position (acquire): a matching tag means the record
+// is complete. Stale records from an earlier lap carry another position, so nothing needs
+// clearing, and a small frame costs the consumer one cache line, not a separate index line
+// plus the data (what a head/tail pair would cost: the difference is one cross-core transfer,
+// 30-170 ns on these machines, brief §6).
+//
+// The consumer publishes how far it has read (`head`) lazily, every quarter ring and when it
+// goes idle; the producer re-reads it only when its cached copy says the ring is full. A
+// record that does not fit before the end of the data is preceded by a pad record that runs to
+// the end. A record may use at most half the ring, so a drained ring always has room.
+//
+// Thread: one producer thread at a time (serialised by its owner) and one consumer thread at
+// a time; the two sides may be in different processes.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include "base/assert.hpp"
+#include "wire/bytes.hpp"
+
+namespace softib::link {
+
+struct ChannelControl {
+  alignas(64) std::atomic<uint64_t> owner{0};  // 0: free; else the claiming sender's token
+  alignas(64) std::atomic<uint64_t> head{0};   // consumer: bytes consumed (published lazily)
+  alignas(64) std::atomic<uint64_t> spare{0};
+};
+static_assert(sizeof(ChannelControl) == 192);
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "records are published across processes");
+
+struct RecordHeader {
+  std::atomic<uint64_t> tag;
+  uint32_t length;
+  uint16_t kind;
+  uint16_t aux;
+};
+static_assert(sizeof(RecordHeader) == 16);
+
+inline constexpr size_t kRecordAlign = 64;
+inline constexpr uint16_t kRecordPad = 0xFFFF;  // the kind of a pad record (never delivered)
+
+constexpr size_t record_size(size_t body) { return (sizeof(RecordHeader) + body + kRecordAlign - 1) / kRecordAlign * kRecordAlign; }
+
+// Bytes a channel of `capacity` data bytes occupies (control + data).
+constexpr size_t channel_footprint(size_t capacity) { return sizeof(ChannelControl) + capacity; }
+
+// A view of one channel's memory. REQUIRES: `base` is 64-byte aligned; capacity a power of two
+// of at least 4 KiB.
+class ChannelMemory {
+ public:
+  ChannelMemory(uint8_t* base, size_t capacity)
+      : control_(reinterpret_cast<ChannelControl*>(base)), data_(base + sizeof(ChannelControl)), capacity_(capacity) {
+    SOFTIB_ASSERT(capacity >= 4096 && (capacity & (capacity - 1)) == 0);
+    SOFTIB_ASSERT(reinterpret_cast<uintptr_t>(base) % 64 == 0);
+  }
+  ChannelControl& control() const { return *control_; }
+  uint8_t* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+  RecordHeader& header_at(uint64_t position) const {
+    return *reinterpret_cast<RecordHeader*>(data_ + (position & (capacity_ - 1)));
+  }
+  // The largest body one record may carry.
+  size_t max_body() const { return capacity_ / 2 - sizeof(RecordHeader); }
+
+ private:
+  ChannelControl* control_;
+  uint8_t* data_;
+  size_t capacity_;
+};
+
+// The producer side. Its position lives in the producer's own memory; a new producer of a
+// reclaimed channel starts where the consumer has read to (the published head).
+class ChannelWriter {
+ public:
+  ChannelWriter(ChannelMemory mem, uint64_t start) : mem_(mem), tail_(start), head_cache_(start) {}
+
+  // Room for a record with `length` body bytes, or nullopt when the ring is full (the consumer
+  // is behind). REQUIRES: length <= max_body(). A reservation that is not committed is simply
+  // reserved again by the next call.
+  std::optional<wire::MutByteSpan> reserve(size_t length);
+  // Publishes the reserved record with its first `length` bytes. REQUIRES: length <= the
+  // reserved length.
+  void commit(size_t length, uint16_t kind, uint16_t aux = 0);
+
+  size_t max_body() const { return mem_.max_body(); }
+  uint64_t position() const { return tail_; }
+  // Bytes written and not yet consumed, as far as this producer knows.
+  uint64_t backlog() const { return tail_ - head_cache_; }
+
+ private:
+  bool room_for(uint64_t bytes);
+
+  ChannelMemory mem_;
+  uint64_t tail_;
+  uint64_t head_cache_;
+  uint64_t reserved_at_ = UINT64_MAX;
+};
+
+struct Record {
+  uint16_t kind;
+  uint16_t aux;
+  wire::ByteSpan body;
+};
+
+// The consumer side.
+class ChannelReader {
+ public:
+  ChannelReader(ChannelMemory mem, uint64_t start) : mem_(mem), head_(start), published_(start) {}
+
+  // The next complete record, or nullopt. Pad records are skipped. The body stays valid (and
+  // unchanged: the producer cannot reuse the space) until release().
+  std::optional<Record> peek();
+  // Consumes the record returned by the last peek().
+  void release();
+  // Makes the space consumed so far visible to the producer.
+  void publish() {
+    if (published_ != head_) {
+      mem_.control().head.store(head_, std::memory_order_release);
+      published_ = head_;
+    }
+  }
+  // True when a complete record waits (a cheap check for the engine before it sleeps).
+  bool ready() const {
+    return mem_.header_at(head_).tag.load(std::memory_order_acquire) == head_ + 1;
+  }
+  uint64_t position() const { return head_; }
+
+ private:
+  ChannelMemory mem_;
+  uint64_t head_;
+  uint64_t published_;
+  uint64_t peeked_size_ = 0;
+};
+
+}  // namespace softib::link

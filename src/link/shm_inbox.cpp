@@ -1,0 +1,82 @@
+#include "link/shm_inbox.hpp"
+
+#include <time.h>
+
+#include <fmt/format.h>
+
+namespace softib::link {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Result<ShmInbox> ShmInbox::create(uint64_t endpoint, uint32_t pid, uint32_t channels, uint32_t capacity) {
+  if (channels == 0 || channels > kMaxInboxChannels || capacity < 4096 || (capacity & (capacity - 1)) != 0)
+    return Status(Code::kInvalidArgument, fmt::format("inbox: {} channels of {} bytes", channels, capacity));
+  auto region = ShmRegion::create(fmt::format("softib-inbox-{}", endpoint), inbox_bytes(channels, capacity));
+  if (!region) return region.error();
+  // A fresh memfd is zero-filled: every atomic starts at 0 (free channels, nobody asleep).
+  auto* h = new (region->data()) InboxHeader{};
+  h->magic = kInboxMagic;
+  h->version = kInboxVersion;
+  h->channels = channels;
+  h->capacity = capacity;
+  h->endpoint = endpoint;
+  h->pid = pid;
+  return ShmInbox(std::move(*region));
+}
+
+Result<ShmInbox> ShmInbox::attach(ShmRegion region) {
+  if (region.size() < kInboxHeaderBytes) return Status(Code::kInvalidArgument, "inbox: region too small");
+  const auto* h = reinterpret_cast<const InboxHeader*>(region.data());
+  if (h->magic != kInboxMagic || h->version != kInboxVersion)
+    return Status(Code::kInvalidArgument, fmt::format("inbox: bad magic {:#x} or version {}", h->magic, h->version));
+  if (h->channels == 0 || h->channels > kMaxInboxChannels || h->capacity < 4096 ||
+      (h->capacity & (h->capacity - 1)) != 0 || region.size() < inbox_bytes(h->channels, h->capacity))
+    return Status(Code::kInvalidArgument,
+                  fmt::format("inbox: {} channels of {} bytes do not fit {} bytes", h->channels, h->capacity, region.size()));
+  return ShmInbox(std::move(region));
+}
+
+ChannelMemory ShmInbox::channel(uint32_t i) const {
+  SOFTIB_ASSERT(i < channels());
+  return ChannelMemory(region_.data() + kInboxHeaderBytes + size_t{i} * channel_footprint(header().capacity),
+                       header().capacity);
+}
+
+std::optional<uint32_t> ShmInbox::claim(uint64_t token) const {
+  SOFTIB_ASSERT(token != 0);
+  for (uint32_t i = 0; i < channels(); ++i) {
+    uint64_t expected = 0;
+    if (channel(i).control().owner.compare_exchange_strong(expected, token, std::memory_order_acq_rel)) {
+      header().active[i / 64].fetch_or(uint64_t{1} << (i % 64), std::memory_order_release);
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+bool ShmInbox::needs_doorbell() const {
+  // Store (the record's tag, release) then load (sleeping): a full fence between them, the
+  // sender's half of the Dekker pair with sleep_begin().
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (header().sleeping.load(std::memory_order_relaxed) == 0) return false;
+  const uint64_t lease = header().lease_ns.load(std::memory_order_relaxed);
+  return lease == 0 || monotonic_ns() >= lease;
+}
+
+void ShmInbox::take_lease(uint64_t now_ns) const {
+  auto& lease = header().lease_ns;
+  if (lease.load(std::memory_order_relaxed) < now_ns + kLeaseNs * 3 / 4) lease.store(now_ns + kLeaseNs, std::memory_order_relaxed);
+}
+
+void ShmInbox::reclaim(uint32_t i, uint64_t read_position) const {
+  ChannelControl& c = channel(i).control();
+  c.head.store(read_position, std::memory_order_release);
+  header().active[i / 64].fetch_and(~(uint64_t{1} << (i % 64)), std::memory_order_acq_rel);
+  c.owner.store(0, std::memory_order_release);
+}
+
+}  // namespace softib::link

@@ -1,0 +1,115 @@
+// ShmInbox: where an endpoint (one process's view of one HCA) receives frames from the other
+// endpoints of its host: a shared-memory file with one ShmChannel per sending endpoint.
+//
+//   page 0: InboxHeader                   then channels, each ChannelControl + data
+//   +--------------------------------+    +-----------+-----------+-----+
+//   | magic version channels capacity|    | channel 0 | channel 1 | ... |
+//   | endpoint pid                   |    +-----------+-----------+-----+
+//   | sleeping   (own cache line)    |
+//   | lease_ns   (own cache line)    |
+//   | active[]   (claimed channels)  |
+//   +--------------------------------+
+//
+// A sender claims a free channel once (CAS of its owner word from 0 to its token) and then
+// owns its producer side; the receiver polls the channels whose bit is set in `active`.
+//
+// Waking the receiver. Its engine sleeps on a Doorbell (an eventfd the sender got with the
+// inbox). A sender rings it only when the engine sleeps *and* no application thread is
+// polling: an application thread that polls (ibv_poll_cq with an empty CQ) takes a lease,
+// `lease_ns`, and drains the inbox itself, so a busy ping-pong makes no system call and wakes
+// no thread. The engine, asleep, wakes on its own when the lease runs out, so a frame that
+// arrives as the application stops polling waits at most one lease (kLeaseNs). The sender's
+// publish and its read of `sleeping`, and the engine's store of `sleeping` and its last look at
+// the channels, are seq_cst on both sides (a Dekker pair): no frame is left with everybody
+// asleep.
+//
+// Thread: the receiver's side (readers, sleeping, lease, reclaim) belongs to the owner; a
+// sender's producer side to that sender.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+#include "base/result.hpp"
+#include "link/shm_channel.hpp"
+#include "link/shm_region.hpp"
+
+namespace softib::link {
+
+inline constexpr uint32_t kInboxMagic = 0x58424953;  // "SIBX"
+inline constexpr uint16_t kInboxVersion = 1;
+inline constexpr uint32_t kMaxInboxChannels = 256;
+inline constexpr uint64_t kLeaseNs = 200'000;  // an application poll keeps the engine asleep this long
+
+struct InboxHeader {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t reserved;
+  uint32_t channels;
+  uint32_t capacity;  // data bytes per channel
+  uint64_t endpoint;
+  uint32_t pid;
+  uint32_t reserved2;
+  alignas(64) std::atomic<uint32_t> sleeping;
+  alignas(64) std::atomic<uint64_t> lease_ns;
+  alignas(64) std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> active;
+};
+inline constexpr size_t kInboxHeaderBytes = 4096;
+static_assert(sizeof(InboxHeader) <= kInboxHeaderBytes);
+
+// Monotonic nanoseconds (CLOCK_MONOTONIC, the same in every process of the host).
+uint64_t monotonic_ns();
+
+class ShmInbox {
+ public:
+  // The owner's side: a new inbox.
+  static Result<ShmInbox> create(uint64_t endpoint, uint32_t pid, uint32_t channels, uint32_t capacity);
+  // A sender's side: an inbox received from a peer. Checks the header against the region's
+  // size (a peer's memory is not trusted to be well formed).
+  static Result<ShmInbox> attach(ShmRegion region);
+
+  ShmInbox(ShmInbox&&) noexcept = default;
+  ShmInbox& operator=(ShmInbox&&) noexcept = default;
+
+  const ShmRegion& region() const { return region_; }
+  InboxHeader& header() const { return *reinterpret_cast<InboxHeader*>(region_.data()); }
+  uint32_t channels() const { return header().channels; }
+  uint64_t endpoint() const { return header().endpoint; }
+  uint32_t pid() const { return header().pid; }
+  ChannelMemory channel(uint32_t i) const;
+
+  // ---- sender ----
+  // Claims a free channel for `token` (non-zero); returns its index, or nullopt when every
+  // channel is taken. The caller then writes with ChannelWriter(channel(i), start_position(i)).
+  std::optional<uint32_t> claim(uint64_t token) const;
+  uint64_t start_position(uint32_t i) const { return channel(i).control().head.load(std::memory_order_acquire); }
+  // After publishing a record: whether the receiver must be woken (Dekker with sleep_begin).
+  bool needs_doorbell() const;
+
+  // ---- receiver ----
+  uint64_t active_mask(uint32_t word) const { return header().active[word].load(std::memory_order_acquire); }
+  // The engine is about to sleep: from now on senders ring the doorbell. The caller must look
+  // at every channel once more after this and not sleep if one has a record.
+  void sleep_begin() const { header().sleeping.store(1, std::memory_order_seq_cst); }
+  void sleep_end() const { header().sleeping.store(0, std::memory_order_relaxed); }
+  // An application thread is polling: keep the engine asleep (and senders quiet) until now +
+  // kLeaseNs. Cheap when called often: it writes the shared line at most every kLeaseNs / 4.
+  void take_lease(uint64_t now_ns) const;
+  void drop_lease() const { header().lease_ns.store(0, std::memory_order_seq_cst); }
+  uint64_t lease_until() const { return header().lease_ns.load(std::memory_order_relaxed); }
+  // Frees channel i for a new sender (its owner is gone): the caller has consumed what it
+  // wanted and passes its read position, which the next producer starts from.
+  void reclaim(uint32_t i, uint64_t read_position) const;
+
+ private:
+  explicit ShmInbox(ShmRegion region) : region_(std::move(region)) {}
+  ShmRegion region_;
+};
+
+constexpr size_t inbox_bytes(uint32_t channels, uint32_t capacity) {
+  return kInboxHeaderBytes + size_t{channels} * channel_footprint(capacity);
+}
+
+}  // namespace softib::link

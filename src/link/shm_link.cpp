@@ -1,0 +1,248 @@
+#include "link/shm_link.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/log.hpp"
+
+namespace softib::link {
+
+namespace {
+
+constexpr uint8_t kPortActive = 4;  // IBA PortState Active
+
+}  // namespace
+
+ShmLink::ShmLink(const ShmDirectory& directory, uint32_t endpoint, uint32_t port_slot, ShmInbox inbox, Resolver resolver)
+    : dir_(directory),
+      endpoint_(endpoint),
+      port_slot_(port_slot),
+      inbox_(std::move(inbox)),
+      resolver_(std::move(resolver)),
+      token_(uint64_t{static_cast<uint32_t>(::getpid())} << 32 | endpoint) {}
+
+ShmLink::~ShmLink() = default;
+
+void ShmLink::refresh() {
+  const uint64_t g = dir_.generation();
+  if (g == generation_) return;
+  generation_ = g;
+  std::fill(port_state_.begin(), port_state_.end(), 0);
+  // Peers whose process is gone: their inboxes are unmapped, frames to them are lost.
+  std::erase_if(peers_, [&](const std::unique_ptr<Peer>& p) {
+    if (dir_.endpoint_alive(p->endpoint)) return false;
+    if (last_peer_ == p.get()) last_peer_ = nullptr;
+    return true;
+  });
+}
+
+bool ShmLink::port_active(uint32_t slot) {
+  if (slot >= port_state_.size()) port_state_.resize(slot + 1, 0);
+  if (port_state_[slot] == 0) port_state_[slot] = std::max<uint8_t>(dir_.read_port(slot).state, 1);
+  return port_state_[slot] == kPortActive;
+}
+
+ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
+  if (last_peer_ != nullptr && last_peer_->endpoint == endpoint) return last_peer_;
+  for (auto& p : peers_) {
+    if (p->endpoint == endpoint) return last_peer_ = p.get();
+  }
+  // First frame to this endpoint: softibd hands over its inbox and doorbell. Once per peer.
+  auto fds = resolver_(endpoint);
+  if (!fds) {
+    SOFTIB_LOG(kWarn, "shm", "endpoint {}: cannot reach endpoint {}: {}", endpoint_, endpoint, fds.error().to_string());
+    return nullptr;
+  }
+  Doorbell bell = Doorbell::adopt(fds->doorbell_fd);
+  auto region = ShmRegion::map(fds->inbox_fd, kInboxHeaderBytes);
+  if (!region) return nullptr;
+  auto inbox = ShmInbox::attach(std::move(*region));
+  if (!inbox) {
+    SOFTIB_LOG(kWarn, "shm", "endpoint {}: the inbox of endpoint {} is malformed: {}", endpoint_, endpoint,
+               inbox.error().to_string());
+    return nullptr;
+  }
+  auto p = std::make_unique<Peer>(Peer{endpoint, std::move(*inbox), std::move(bell), std::nullopt});
+  if (auto ch = p->inbox.claim(token_)) {
+    p->writer.emplace(p->inbox.channel(*ch), p->inbox.start_position(*ch));
+  } else {
+    SOFTIB_LOG(kWarn, "shm", "endpoint {}: every channel of endpoint {} is taken", endpoint_, endpoint);
+  }
+  peers_.push_back(std::move(p));
+  return last_peer_ = peers_.back().get();
+}
+
+wire::MutByteSpan ShmLink::discard(size_t len) {
+  building_ = nullptr;
+  if (scratch_.size() < len) scratch_.resize(len);
+  return wire::MutByteSpan(scratch_.data(), len);
+}
+
+wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) {
+  refresh();
+  if (!port_active(port_slot_)) {
+    ++counters_.lost_port_down;
+    return discard(len);
+  }
+  const auto dest = dir_.find(to.dlid, dest_qp);
+  if (!dest || dest->endpoint == 0) {
+    ++counters_.lost_no_endpoint;
+    return discard(len);
+  }
+  if (!port_active(dest->port_slot)) {
+    ++counters_.lost_port_down;
+    return discard(len);
+  }
+  Peer* p = peer(dest->endpoint);
+  if (p == nullptr || !p->writer) {
+    ++counters_.lost_dead_peer;
+    return discard(len);
+  }
+  const size_t header = sizeof(ShmFrameHeader) + (to.global ? sizeof(ShmGrhFields) : 0);
+  if (header + len > p->writer->max_body()) {
+    // Larger than a channel can carry: the transport never builds such a frame.
+    ++counters_.lost_no_endpoint;
+    return discard(len);
+  }
+  const std::optional<wire::MutByteSpan> reserved = p->writer->reserve(header + len);
+  if (!reserved) {
+    if (!dir_.endpoint_alive(p->endpoint)) {
+      ++counters_.lost_dead_peer;
+      return discard(len);
+    }
+    ++counters_.refused;
+    return {};
+  }
+  const wire::MutByteSpan room = *reserved;
+  ShmFrameHeader fh{};
+  fh.slid = to.slid.value();
+  fh.dlid = to.dlid.value();
+  fh.sl = to.sl;
+  std::memcpy(room.data(), &fh, sizeof fh);
+  if (to.global) {
+    ShmGrhFields g{};
+    std::memcpy(g.sgid, to.sgid.raw().data(), 16);
+    std::memcpy(g.dgid, to.dgid.raw().data(), 16);
+    g.flow_label = to.flow_label;
+    g.traffic_class = to.traffic_class;
+    g.hop_limit = to.hop_limit;
+    std::memcpy(room.data() + sizeof fh, &g, sizeof g);
+  }
+  building_ = p;
+  building_header_ = header;
+  building_kind_ = to.global ? kRecordFrameGlobal : kRecordFrame;
+  return room.subspan(header, len);
+}
+
+void ShmLink::commit(size_t len) {
+  Peer* p = building_;
+  building_ = nullptr;
+  if (p == nullptr) return;  // a lost frame
+  p->writer->commit(building_header_ + len, building_kind_);
+  ++counters_.frames_sent;
+  if (p->inbox.needs_doorbell()) {
+    ++counters_.doorbells;
+    p->doorbell.ring();
+  }
+}
+
+size_t ShmLink::poll(rc::Device& device, size_t budget) {
+  size_t n = 0;
+  const uint32_t words = (inbox_.channels() + 63) / 64;
+  for (uint32_t w = 0; w < words && n < budget; ++w) {
+    uint64_t bits = inbox_.active_mask(w);
+    while (bits != 0 && n < budget) {
+      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+      bits &= bits - 1;
+      Reader& r = readers_[i];
+      const ChannelMemory mem = inbox_.channel(i);
+      const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
+      if (owner == 0) continue;
+      if (!r.reader || r.token != owner) {
+        r.token = owner;
+        r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
+      }
+      while (n < budget) {
+        const auto rec = r.reader->peek();
+        if (!rec) break;
+        rc::FrameAddr from;
+        const size_t header = sizeof(ShmFrameHeader) + (rec->kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
+        if ((rec->kind != kRecordFrame && rec->kind != kRecordFrameGlobal) || rec->body.size() < header) {
+          ++counters_.malformed;
+        } else {
+          ShmFrameHeader fh;
+          std::memcpy(&fh, rec->body.data(), sizeof fh);
+          from.slid = Lid(fh.slid);
+          from.dlid = Lid(fh.dlid);
+          from.sl = fh.sl;
+          if (rec->kind == kRecordFrameGlobal) {
+            ShmGrhFields g;
+            std::memcpy(&g, rec->body.data() + sizeof fh, sizeof g);
+            from.global = true;
+            std::array<uint8_t, 16> raw;
+            std::memcpy(raw.data(), g.sgid, 16);
+            from.sgid = Gid(raw);
+            std::memcpy(raw.data(), g.dgid, 16);
+            from.dgid = Gid(raw);
+            from.flow_label = g.flow_label;
+            from.traffic_class = g.traffic_class;
+            from.hop_limit = g.hop_limit;
+          }
+          ++counters_.frames_received;
+          device.receive(from, rec->body.subspan(header));
+        }
+        r.reader->release();
+        ++n;
+      }
+      r.reader->publish();
+    }
+  }
+  return n;
+}
+
+bool ShmLink::ready() const {
+  const uint32_t words = (inbox_.channels() + 63) / 64;
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t bits = inbox_.active_mask(w);
+    while (bits != 0) {
+      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+      bits &= bits - 1;
+      const Reader& r = readers_[i];
+      if (r.reader) {
+        if (r.reader->ready()) return true;
+      } else {
+        // A channel claimed since the last poll: its first record sits at the published head.
+        const ChannelMemory mem = inbox_.channel(i);
+        const uint64_t head = mem.control().head.load(std::memory_order_acquire);
+        if (mem.header_at(head).tag.load(std::memory_order_acquire) == head + 1) return true;
+      }
+    }
+  }
+  return false;
+}
+
+void ShmLink::housekeeping() {
+  const uint32_t words = (inbox_.channels() + 63) / 64;
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t bits = inbox_.active_mask(w);
+    while (bits != 0) {
+      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+      bits &= bits - 1;
+      const ChannelMemory mem = inbox_.channel(i);
+      const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
+      const uint32_t sender = static_cast<uint32_t>(owner);
+      if (owner == 0 || dir_.endpoint_alive(sender)) continue;
+      // The sender is gone: what it left is dropped and the channel is free for a new one.
+      Reader& r = readers_[i];
+      if (!r.reader || r.token != owner) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
+      while (r.reader->peek()) r.reader->release();
+      inbox_.reclaim(i, r.reader->position());
+      r = Reader{};
+      ++counters_.reclaimed;
+    }
+  }
+}
+
+}  // namespace softib::link

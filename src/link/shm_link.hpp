@@ -1,0 +1,134 @@
+// ShmLink: joins one endpoint (a process's view of one HCA) to every endpoint of its host
+// through shared memory. It is the device's FrameSink on the way out and its source of frames
+// on the way in:
+//
+//   out  the directory maps (DLID, BTH.DestQP) to the endpoint that owns the QPN; the frame
+//        is built straight into this endpoint's channel in that endpoint's inbox (claimed
+//        once per peer), and the peer's doorbell rings only if nobody there is polling
+//   in   poll() walks the channels of its own inbox and hands each frame, in place, to the
+//        device: the payload is copied once, from the ring into the target memory
+//
+// A frame is lost, as on a wire, when the sending or the receiving port is not Active, or no
+// endpoint owns the destination QPN; a frame for an endpoint that died is lost too. A full
+// ring refuses the frame (flow control, rc/frame.hpp). Lost and refused frames are counted.
+//
+// Each record in a channel is an ShmFrameHeader (the LRH/GRH-level addressing) followed by
+// the frame's transport bytes.
+//
+// Thread: the FrameSink side and poll()/housekeeping() run under the owning device's lock;
+// ready() and the inbox's sleep protocol may be used by the engine around it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "base/result.hpp"
+#include "link/doorbell.hpp"
+#include "link/shm_directory.hpp"
+#include "link/shm_inbox.hpp"
+#include "rc/device.hpp"
+#include "rc/frame.hpp"
+
+namespace softib::link {
+
+inline constexpr uint16_t kRecordFrame = 1;        // ShmFrameHeader (local) + transport
+inline constexpr uint16_t kRecordFrameGlobal = 2;  // ShmFrameHeader + ShmGrhFields + transport
+
+struct ShmFrameHeader {
+  uint16_t slid;
+  uint16_t dlid;
+  uint8_t sl;
+  uint8_t reserved[3];
+};
+struct ShmGrhFields {
+  uint8_t sgid[16];
+  uint8_t dgid[16];
+  uint32_t flow_label;
+  uint8_t traffic_class;
+  uint8_t hop_limit;
+  uint8_t reserved[2];
+};
+static_assert(sizeof(ShmFrameHeader) == 8 && sizeof(ShmGrhFields) == 40);
+
+struct ShmLinkCounters {
+  uint64_t frames_sent = 0;
+  uint64_t frames_received = 0;
+  uint64_t refused = 0;          // a full ring (flow control)
+  uint64_t lost_port_down = 0;   // this port or the destination's is not Active
+  uint64_t lost_no_endpoint = 0; // no attached endpoint has the DLID or owns the QPN
+  uint64_t lost_dead_peer = 0;   // the destination's process is gone, or it has no free channel
+  uint64_t doorbells = 0;        // wake-ups sent to sleeping peers
+  uint64_t malformed = 0;        // records this endpoint could not decode (dropped)
+  uint64_t reclaimed = 0;        // channels freed after their sender died
+};
+
+class ShmLink final : public rc::FrameSink {
+ public:
+  // What softibd hands out for a peer endpoint: its inbox and its doorbell (fds the callee
+  // owns from then on).
+  struct PeerFds {
+    int inbox_fd = -1;
+    int doorbell_fd = -1;
+  };
+  using Resolver = std::function<Result<PeerFds>(uint32_t endpoint)>;
+
+  // `directory` must outlive the link.
+  ShmLink(const ShmDirectory& directory, uint32_t endpoint, uint32_t port_slot, ShmInbox inbox, Resolver resolver);
+  ~ShmLink() override;
+
+  // ---- out (rc::FrameSink) ----
+  wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
+  void commit(size_t len) override;
+
+  // ---- in ----
+  // Feeds up to `budget` waiting frames to the device. REQUIRES: the device's lock.
+  size_t poll(rc::Device& device, size_t budget = 512);
+  // Whether a frame waits in some channel (the engine's last look before it sleeps).
+  bool ready() const;
+  // Frees the channels whose senders died. REQUIRES: the device's lock.
+  void housekeeping();
+
+  const ShmInbox& inbox() const { return inbox_; }
+  uint32_t endpoint() const { return endpoint_; }
+  const ShmLinkCounters& counters() const { return counters_; }
+
+ private:
+  struct Peer {
+    uint32_t endpoint;
+    ShmInbox inbox;
+    Doorbell doorbell;
+    std::optional<ChannelWriter> writer;  // nullopt: no channel was free
+  };
+  struct Reader {
+    uint64_t token = 0;
+    std::optional<ChannelReader> reader;
+  };
+  void refresh();
+  bool port_active(uint32_t slot);
+  Peer* peer(uint32_t endpoint);
+  wire::MutByteSpan discard(size_t len);
+
+  const ShmDirectory& dir_;
+  uint32_t endpoint_;
+  uint32_t port_slot_;
+  ShmInbox inbox_;
+  Resolver resolver_;
+  uint64_t token_;
+  uint64_t generation_ = UINT64_MAX;
+  std::vector<uint8_t> port_state_;  // by port slot: 0 unknown, else IBA PortState
+  std::vector<std::unique_ptr<Peer>> peers_;
+  Peer* last_peer_ = nullptr;
+  // The frame being built: where (nullptr: discarded) and how much header precedes it.
+  Peer* building_ = nullptr;
+  size_t building_header_ = 0;
+  uint16_t building_kind_ = 0;
+  std::vector<uint8_t> scratch_;
+  std::array<Reader, kMaxInboxChannels> readers_{};
+  ShmLinkCounters counters_;
+};
+
+}  // namespace softib::link

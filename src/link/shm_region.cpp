@@ -1,0 +1,97 @@
+#include "link/shm_region.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+namespace softib::link {
+
+namespace {
+
+size_t page_round(size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
+}  // namespace
+
+Result<ShmRegion> ShmRegion::create(const std::string& name, size_t bytes) {
+  const size_t size = page_round(bytes == 0 ? 1 : bytes);
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) return Status::from_errno(errno, "memfd_create");
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, "ftruncate");
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, "mmap");
+  }
+  return ShmRegion(fd, static_cast<uint8_t*>(p), size);
+}
+
+Result<ShmRegion> ShmRegion::map(int fd, size_t min_bytes) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, "fstat");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size < min_bytes || size == 0) {
+    ::close(fd);
+    return Status(Code::kInvalidArgument, fmt::format("shared memory of {} bytes, expected at least {}", size, min_bytes));
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, "mmap");
+  }
+  return ShmRegion(fd, static_cast<uint8_t*>(p), size);
+}
+
+ShmRegion::ShmRegion(ShmRegion&& o) noexcept : fd_(o.fd_), data_(o.data_), size_(o.size_) {
+  o.fd_ = -1;
+  o.data_ = nullptr;
+  o.size_ = 0;
+}
+
+ShmRegion& ShmRegion::operator=(ShmRegion&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = o.fd_;
+    data_ = o.data_;
+    size_ = o.size_;
+    o.fd_ = -1;
+    o.data_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+ShmRegion::~ShmRegion() { reset(); }
+
+void ShmRegion::reset() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  data_ = nullptr;
+  size_ = 0;
+}
+
+Result<int> ShmRegion::dup_fd() const {
+  const int fd = ::fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return Status::from_errno(errno, "dup");
+  return fd;
+}
+
+}  // namespace softib::link

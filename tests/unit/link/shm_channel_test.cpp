@@ -1,0 +1,260 @@
+// ShmChannel and ShmInbox: records in order and intact across wrap-around, pads, flow
+// control, claims and reclaims, malformed peers' memory refused, and a producer in another
+// thread and in another process.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "link/shm_channel.hpp"
+#include "link/shm_inbox.hpp"
+#include "support/random.hpp"
+
+namespace softib::link {
+namespace {
+
+struct Ring {
+  explicit Ring(size_t capacity) : region(*ShmRegion::create("test-ring", channel_footprint(capacity))), mem(region.data(), capacity) {}
+  ShmRegion region;
+  ChannelMemory mem;
+};
+
+// A record's body: its sequence number then bytes derived from it.
+void fill(wire::MutByteSpan body, uint64_t seq) {
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<uint8_t>(seq * 131 + i);
+}
+bool intact(wire::ByteSpan body, uint64_t seq) {
+  for (size_t i = 0; i < body.size(); ++i)
+    if (body[i] != static_cast<uint8_t>(seq * 131 + i)) return false;
+  return true;
+}
+
+TEST(ShmChannel, RecordsArriveInOrderAcrossWrapAround) {
+  testing::TestRng rng;
+  Ring ring(8192);
+  ChannelWriter w(ring.mem, 0);
+  ChannelReader r(ring.mem, 0);
+  uint64_t sent = 0, got = 0;
+  for (int round = 0; round < 2000; ++round) {
+    // Write a few, read a few: positions wrap the 8 KiB ring hundreds of times.
+    const int burst = static_cast<int>(rng.between(1, 6));
+    for (int i = 0; i < burst; ++i) {
+      const size_t len = rng.between(0, 1500);
+      auto room = w.reserve(len);
+      if (!room) break;
+      ASSERT_EQ(room->size(), len);
+      fill(*room, sent);
+      w.commit(len, 7, static_cast<uint16_t>(sent));
+      ++sent;
+    }
+    const int take = static_cast<int>(rng.between(0, 6));
+    for (int i = 0; i < take; ++i) {
+      auto rec = r.peek();
+      if (!rec) break;
+      EXPECT_EQ(rec->kind, 7);
+      EXPECT_EQ(rec->aux, static_cast<uint16_t>(got));
+      ASSERT_TRUE(intact(rec->body, got)) << "record " << got;
+      r.release();
+      ++got;
+    }
+  }
+  while (auto rec = r.peek()) {
+    ASSERT_TRUE(intact(rec->body, got));
+    r.release();
+    ++got;
+  }
+  EXPECT_EQ(got, sent);
+  EXPECT_GT(w.position(), 100u * 8192) << "the test must wrap the ring many times";
+}
+
+TEST(ShmChannel, AFullRingRefusesUntilTheConsumerPublishes) {
+  Ring ring(4096);
+  ChannelWriter w(ring.mem, 0);
+  ChannelReader r(ring.mem, 0);
+  int written = 0;
+  while (w.reserve(100)) {
+    w.commit(100, 1);
+    ++written;
+  }
+  EXPECT_EQ(written, 4096 / 128) << "128-byte records (16 header + 100, 64-aligned)";
+  // Consuming alone does not free space until the head is published.
+  ASSERT_TRUE(r.peek());
+  r.release();
+  EXPECT_FALSE(w.reserve(100));
+  r.publish();
+  EXPECT_TRUE(w.reserve(100));
+}
+
+TEST(ShmChannel, AnUncommittedReservationIsReservedAgain) {
+  Ring ring(4096);
+  ChannelWriter w(ring.mem, 0);
+  ChannelReader r(ring.mem, 0);
+  auto a = w.reserve(10);
+  std::memset(a->data(), 0xAA, a->size());
+  EXPECT_FALSE(r.peek()) << "nothing is visible before commit";
+  auto b = w.reserve(20);
+  EXPECT_EQ(a->data(), b->data());
+  fill(*b, 3);
+  w.commit(20, 2);
+  auto rec = r.peek();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->body.size(), 20u);
+  EXPECT_TRUE(intact(rec->body, 3));
+}
+
+TEST(ShmChannel, ACorruptLengthIsSkippedNotFollowed) {
+  Ring ring(4096);
+  ChannelWriter w(ring.mem, 0);
+  ChannelReader r(ring.mem, 0);
+  w.reserve(10);
+  w.commit(10, 1);
+  // A misbehaving producer claims a record that runs past the end of the ring.
+  ring.mem.header_at(0).length = 1u << 30;
+  EXPECT_FALSE(r.peek()) << "the reader skips to the end of the ring and finds nothing there";
+}
+
+TEST(ShmChannel, AProducerThreadAndAConsumerThread) {
+  Ring ring(64 * 1024);
+  constexpr uint64_t kRecords = 200000;
+  std::thread producer([&] {
+    ChannelWriter w(ring.mem, 0);
+    for (uint64_t seq = 0; seq < kRecords;) {
+      const size_t len = (seq * 37) % 2000;
+      auto room = w.reserve(len);
+      if (!room) {
+        std::this_thread::yield();
+        continue;
+      }
+      fill(*room, seq);
+      w.commit(len, 1);
+      ++seq;
+    }
+  });
+  ChannelReader r(ring.mem, 0);
+  uint64_t got = 0;
+  bool ok = true;
+  while (got < kRecords && ok) {
+    auto rec = r.peek();
+    if (!rec) {
+      r.publish();
+      std::this_thread::yield();
+      continue;
+    }
+    ok = rec->body.size() == (got * 37) % 2000 && intact(rec->body, got);
+    r.release();
+    ++got;
+  }
+  if (!ok) {
+    // Let the producer finish so that the thread can be joined.
+    while (got++ < kRecords * 4 && r.peek()) r.release();
+  }
+  producer.join();
+  EXPECT_TRUE(ok) << "record " << got - 1 << " arrived damaged";
+}
+
+TEST(ShmChannel, AProducerInAnotherProcess) {
+  Ring ring(16 * 1024);
+  constexpr uint64_t kRecords = 20000;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child shares the mapping (MAP_SHARED survives fork) and writes.
+    ChannelWriter w(ring.mem, 0);
+    for (uint64_t seq = 0; seq < kRecords;) {
+      auto room = w.reserve(seq % 700);
+      if (!room) continue;
+      fill(*room, seq);
+      w.commit(seq % 700, 1);
+      ++seq;
+    }
+    ::_exit(0);
+  }
+  ChannelReader r(ring.mem, 0);
+  uint64_t got = 0;
+  bool ok = true;
+  while (got < kRecords && ok) {
+    auto rec = r.peek();
+    if (!rec) {
+      r.publish();
+      continue;
+    }
+    ok = rec->body.size() == got % 700 && intact(rec->body, got);
+    r.release();
+    ++got;
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(ok) << "record " << got - 1 << " arrived damaged";
+  EXPECT_EQ(got, kRecords);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(ShmInbox, SendersClaimChannelsAndTheOwnerReclaimsThem) {
+  auto inbox = ShmInbox::create(7, 1234, 3, 4096);
+  ASSERT_TRUE(inbox.ok()) << inbox.error().to_string();
+  EXPECT_EQ(inbox->endpoint(), 7u);
+  EXPECT_EQ(inbox->pid(), 1234u);
+  EXPECT_EQ(inbox->claim(11), 0u);
+  EXPECT_EQ(inbox->claim(12), 1u);
+  EXPECT_EQ(inbox->claim(13), 2u);
+  EXPECT_FALSE(inbox->claim(14)) << "three channels, three senders";
+  EXPECT_EQ(inbox->active_mask(0), 0b111u);
+
+  // Sender 12 writes and dies; the owner drains channel 1 and frees it for sender 14.
+  ChannelWriter w(inbox->channel(1), inbox->start_position(1));
+  w.reserve(50);
+  w.commit(50, 1);
+  ChannelReader r(inbox->channel(1), 0);
+  ASSERT_TRUE(r.peek());
+  r.release();
+  inbox->reclaim(1, r.position());
+  EXPECT_EQ(inbox->active_mask(0), 0b101u);
+  EXPECT_EQ(inbox->claim(14), 1u);
+  EXPECT_EQ(inbox->start_position(1), r.position()) << "the new sender starts where the owner read to";
+  ChannelWriter w2(inbox->channel(1), inbox->start_position(1));
+  ChannelReader r2(inbox->channel(1), inbox->start_position(1));
+  EXPECT_FALSE(r2.peek()) << "nothing of the dead sender is seen again";
+  w2.reserve(5);
+  w2.commit(5, 9);
+  auto rec = r2.peek();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->kind, 9);
+}
+
+TEST(ShmInbox, APeersMalformedInboxIsRefused) {
+  // A fresh inbox per case, altered as a misbehaving peer could, then attached from a new fd.
+  auto attach_altered = [](auto&& alter) {
+    auto inbox = ShmInbox::create(1, 1, 2, 4096);
+    EXPECT_TRUE(inbox.ok());
+    alter(inbox->header());
+    auto region = ShmRegion::map(*inbox->region().dup_fd(), 0);
+    EXPECT_TRUE(region.ok());
+    return ShmInbox::attach(std::move(*region));
+  };
+  EXPECT_TRUE(attach_altered([](InboxHeader&) {}).ok());
+  EXPECT_FALSE(attach_altered([](InboxHeader& h) { h.magic = 0; }).ok());
+  EXPECT_FALSE(attach_altered([](InboxHeader& h) { h.version = 99; }).ok());
+  EXPECT_FALSE(attach_altered([](InboxHeader& h) { h.channels = 1000; }).ok());
+  EXPECT_FALSE(attach_altered([](InboxHeader& h) { h.channels = 0; }).ok());
+  EXPECT_FALSE(attach_altered([](InboxHeader& h) { h.capacity = 5000; }).ok()) << "not a power of two";
+  EXPECT_FALSE(attach_altered([](InboxHeader& h) { h.capacity = 1u << 20; }).ok()) << "more than the region holds";
+}
+
+TEST(ShmInbox, TheDoorbellRingsOnlyForASleeperWithoutAPoller) {
+  auto inbox = ShmInbox::create(1, 1, 1, 4096);
+  ASSERT_TRUE(inbox.ok());
+  EXPECT_FALSE(inbox->needs_doorbell()) << "awake";
+  inbox->sleep_begin();
+  EXPECT_TRUE(inbox->needs_doorbell()) << "asleep, nobody polls";
+  inbox->take_lease(monotonic_ns());
+  EXPECT_FALSE(inbox->needs_doorbell()) << "an application thread polls";
+  inbox->drop_lease();
+  EXPECT_TRUE(inbox->needs_doorbell());
+  inbox->sleep_end();
+  EXPECT_FALSE(inbox->needs_doorbell());
+}
+
+}  // namespace
+}  // namespace softib::link

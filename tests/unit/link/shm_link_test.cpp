@@ -1,0 +1,223 @@
+// ShmLink: two endpoints (two rc::Devices) joined through shared memory inboxes and a
+// directory as softibd would write it, driven step by step in virtual time: RC traffic of
+// every kind arrives intact through rings that wrap many times; a full ring holds work back
+// (flow control) without losing it; a port that is not Active loses frames; a dead sender's
+// channel is reclaimed.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "link/shm_link.hpp"
+#include "verbs/caps.hpp"
+
+namespace softib::link {
+namespace {
+
+using namespace softib::verbs;
+
+PortSnapshot port_state(uint16_t lid, uint8_t state = 4) {
+  PortSnapshot s;
+  s.state = state;
+  s.phys_state = 5;
+  s.lid = lid;
+  s.num_pkeys = 1;
+  s.pkeys[0] = 0xFFFF;
+  return s;
+}
+
+int dup_fd(int fd) { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
+struct Side {
+  Side(ShmDirectory& dir, const ShmLink::Resolver& resolver, uint32_t node, uint16_t lid, ManualClock& clock,
+       uint32_t capacity)
+      : hca(*dir.hca_slot(node, 0x1000 + node)),
+        port(*dir.port_slot(hca, 1)),
+        ep(set_up(dir, lid)),
+        bell(*Doorbell::create()),
+        link(dir, ep.id, port, *ShmInbox::create(ep.id, static_cast<uint32_t>(::getpid()), 4, capacity), resolver),
+        device(default_caps(), port_attr(lid), link, clock),
+        buffer(1 << 20) {
+    device.set_qpn_range(ep.block * kQpnBlock + (ep.block == 0 ? kFirstQpn : 0), ep.block * kQpnBlock + kQpnBlock - 1);
+    pd = device.alloc_pd();
+    cq = *device.create_cq(1024, nullptr);
+    mr = *device.mrs().reg(pd, buffer.data(), buffer.size(), reinterpret_cast<uint64_t>(buffer.data()),
+                           access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic);
+    QpInitAttr init;
+    init.cap = {256, 256, 2, 2, 64};
+    qp = *device.create_qp(pd, cq, cq, nullptr, init, nullptr);
+  }
+  ShmDirectory::NewEndpoint set_up(ShmDirectory& dir, uint16_t lid) {
+    dir.write_port(port, port_state(lid));
+    return *dir.add_endpoint(hca, static_cast<uint32_t>(::getpid()));
+  }
+  static rc::PortAttr port_attr(uint16_t lid) {
+    rc::PortAttr p;
+    p.lid = Lid(lid);
+    return p;
+  }
+  uint64_t addr(size_t off) const { return reinterpret_cast<uint64_t>(buffer.data()) + off; }
+
+  uint32_t hca, port;
+  ShmDirectory::NewEndpoint ep;
+  Doorbell bell;
+  ShmLink link;
+  rc::Device device;
+  std::vector<uint8_t> buffer;
+  Pd* pd;
+  Cq* cq;
+  const Mr* mr;
+  rc::Qp* qp;
+};
+
+class ShmLinkTest : public ::testing::Test {
+ protected:
+  void build(uint32_t capacity = 64 * 1024) {
+    auto resolver = [this](uint32_t id) -> Result<ShmLink::PeerFds> {
+      for (Side* s : {a.get(), b.get()}) {
+        if (s != nullptr && s->ep.id == id)
+          return ShmLink::PeerFds{dup_fd(s->link.inbox().region().fd()), dup_fd(s->bell.fd())};
+      }
+      return Status(Code::kNotFound, "no such endpoint");
+    };
+    a = std::make_unique<Side>(dir, resolver, 0, 1, clock, capacity);
+    b = std::make_unique<Side>(dir, resolver, 1, 2, clock, capacity);
+    connect(*a, *b, 2);
+    connect(*b, *a, 1);
+  }
+  static void connect(Side& s, const Side& peer, uint16_t dlid) {
+    QpAttr x;
+    x.qp_state = QpState::kInit;
+    x.port_num = 1;
+    x.qp_access_flags = access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
+    ASSERT_TRUE(s.device.modify_qp(s.qp, x, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
+    x = {};
+    x.qp_state = QpState::kRtr;
+    x.path_mtu = Mtu::k1024;
+    x.dest_qp_num = peer.qp->qpn();
+    x.ah_attr.dlid = Lid(dlid);
+    x.ah_attr.port_num = 1;
+    x.max_dest_rd_atomic = 4;
+    x.min_rnr_timer = 1;
+    ASSERT_TRUE(s.device.modify_qp(s.qp, x, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
+                                                attr::kMaxDestRdAtomic | attr::kMinRnrTimer).ok());
+    x = {};
+    x.qp_state = QpState::kRts;
+    x.timeout = 10;
+    x.retry_cnt = 2;
+    x.rnr_retry = 7;
+    x.max_rd_atomic = 4;
+    ASSERT_TRUE(s.device.modify_qp(s.qp, x, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt |
+                                                attr::kRnrRetry | attr::kMaxQpRdAtomic).ok());
+  }
+  // Steps both sides until `s` has a completion (virtual time jumps to the next timer).
+  WorkCompletion wait(Side& s, bool b_polls = true) {
+    WorkCompletion wc{};
+    for (int i = 0; i < 100000; ++i) {
+      a->link.poll(a->device);
+      a->device.progress();
+      if (b_polls) b->link.poll(b->device);
+      b->device.progress();
+      if (s.cq->poll({&wc, 1}) == 1) return wc;
+      auto da = a->device.next_deadline(), db = b->device.next_deadline();
+      // Time moves only when nothing is in flight: no frame waits, no output is held back.
+      const bool busy = a->link.ready() || b->link.ready() || a->device.output_blocked() || b->device.output_blocked();
+      if (!busy && (da || db)) {
+        TimePoint t = da && db ? std::min(*da, *db) : (da ? *da : *db);
+        if (t > clock.now()) clock.advance(t - clock.now());
+      }
+    }
+    ADD_FAILURE() << "no completion";
+    return wc;
+  }
+  void post(Side& s, WrOpcode op, size_t off, uint32_t len, uint64_t remote) {
+    Sge sge{s.addr(off), len, s.mr->lkey};
+    SendWr wr;
+    wr.wr_id = off;
+    wr.opcode = op;
+    wr.send_flags = send_flag::kSignaled;
+    wr.sg_list = {&sge, 1};
+    wr.rdma.remote_addr = remote;
+    wr.rdma.rkey = (&s == a.get() ? b : a)->mr->rkey;
+    size_t bad;
+    ASSERT_TRUE(s.device.post_send(s.qp, {&wr, 1}, &bad).ok());
+  }
+
+  ManualClock clock;
+  ShmDirectory dir = *ShmDirectory::create({8, 8, 8});
+  std::unique_ptr<Side> a, b;
+};
+
+TEST_F(ShmLinkTest, WriteReadAndSendArriveIntactThroughWrappingRings) {
+  build();
+  for (size_t i = 0; i < 300000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 13 + 1);
+  post(*a, WrOpcode::kRdmaWrite, 0, 300000, b->addr(0));
+  WorkCompletion wc = wait(*a);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 300000), 0);
+
+  for (size_t i = 0; i < 200000; ++i) b->buffer[500000 + i] = static_cast<uint8_t>(i * 7);
+  post(*a, WrOpcode::kRdmaRead, 500000, 200000, b->addr(500000));
+  wc = wait(*a);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(wc.opcode, WcOpcode::kRdmaRead);
+  EXPECT_EQ(std::memcmp(a->buffer.data() + 500000, b->buffer.data() + 500000, 200000), 0);
+
+  Sge r{b->addr(800000), 5000, b->mr->lkey};
+  RecvWr rwr{77, {&r, 1}};
+  size_t bad;
+  ASSERT_TRUE(b->device.post_recv(b->qp, {&rwr, 1}, &bad).ok());
+  post(*a, WrOpcode::kSend, 100, 5000, 0);
+  wc = wait(*b);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(wc.wr_id, 77u);
+  EXPECT_EQ(wc.byte_len, 5000u);
+  EXPECT_EQ(std::memcmp(a->buffer.data() + 100, b->buffer.data() + 800000, 5000), 0);
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+
+  EXPECT_GT(a->link.counters().frames_sent, 64 * 1024 / 1100 * 2u) << "more frames than a ring holds: it wrapped";
+  EXPECT_EQ(a->link.counters().lost_port_down + a->link.counters().lost_no_endpoint, 0u);
+  EXPECT_EQ(b->device.counters().drops[static_cast<size_t>(rc::Drop::kMalformed)], 0u);
+  EXPECT_GT(b->link.counters().frames_received, 0u);
+}
+
+TEST_F(ShmLinkTest, AFullRingHoldsWorkBackWithoutLosingIt) {
+  build(4096);  // 3 frames of 1 KiB fit
+  for (size_t i = 0; i < 100000; ++i) a->buffer[i] = static_cast<uint8_t>(i ^ 0x5A);
+  post(*a, WrOpcode::kRdmaWrite, 0, 100000, b->addr(0));
+  // b does not poll: a fills b's ring and is refused.
+  for (int i = 0; i < 10; ++i) a->device.progress();
+  EXPECT_GT(a->link.counters().refused, 0u);
+  EXPECT_TRUE(a->device.output_blocked());
+  const uint64_t sent = a->link.counters().frames_sent;
+  EXPECT_LE(sent, 4u);
+  // Now b drains; everything arrives, nothing was retransmitted.
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 100000), 0);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
+}
+
+TEST_F(ShmLinkTest, APortThatIsNotActiveLosesFrames) {
+  build();
+  dir.write_port(b->port, port_state(2, 2));  // b's port back to Initialize
+  post(*a, WrOpcode::kRdmaWrite, 0, 100, b->addr(0));
+  const WorkCompletion wc = wait(*a);
+  EXPECT_EQ(wc.status, WcStatus::kRetryExcErr) << "the requester retried retry_cnt times and gave up";
+  EXPECT_GT(a->link.counters().lost_port_down, 2u);
+}
+
+TEST_F(ShmLinkTest, ADeadSendersChannelIsReclaimed) {
+  build();
+  post(*a, WrOpcode::kRdmaWrite, 0, 100, b->addr(0));
+  a->device.progress();  // in b's ring, not yet read
+  dir.remove_endpoint(a->ep.id);  // softibd saw a's session close
+  b->link.housekeeping();
+  EXPECT_EQ(b->link.counters().reclaimed, 1u);
+  EXPECT_EQ(b->link.inbox().active_mask(0) & 1u, 0u) << "channel 0 is free again";
+}
+
+}  // namespace
+}  // namespace softib::link
