@@ -161,8 +161,8 @@ void Engine::run() {
     const timespec* timeout = nullptr;
     if (wait != Duration::max()) {
       const auto ns = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count());
-      ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
-      ts.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+      ts.tv_sec = ns / 1'000'000'000;
+      ts.tv_nsec = ns % 1'000'000'000;
       timeout = &ts;
     }
     counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
