@@ -24,6 +24,7 @@
 #include "fabric/generators.hpp"
 #include "fabric/net_reader.hpp"
 #include "ipc/paths.hpp"
+#include "link/shm_directory.hpp"
 #include "mad/codec.hpp"
 
 namespace softib::daemon {
@@ -50,6 +51,36 @@ Result<fabric::Topology> load(const std::string& source) {
     return Err{t.error()};
   }
   return std::move(*t);
+}
+
+// What a verbs program sees of a port (ibv_query_port), from the fabric's PortInfo.
+link::PortSnapshot snapshot_of(const fabric::Fabric& f, fabric::PortRef p) {
+  const mad::PortInfo& pi = f.port_info(p);
+  link::PortSnapshot s;
+  s.port_num = p.port;
+  s.state = static_cast<uint8_t>(pi.port_state);
+  s.phys_state = static_cast<uint8_t>(pi.port_physical_state);
+  s.lmc = pi.lmc;
+  s.lid = pi.lid.value();
+  s.sm_lid = pi.master_sm_lid.value();
+  s.sm_sl = pi.master_sm_sl;
+  s.max_mtu = pi.mtu_cap;
+  s.active_mtu = pi.neighbor_mtu;
+  s.active_width = pi.link_width_active;
+  s.active_speed = pi.link_speed_active;
+  s.ext_speed = pi.link_speed_ext_active;
+  s.init_type_reply = pi.init_type_reply;
+  s.subnet_timeout = pi.subnet_timeout;
+  s.cap_mask = pi.capability_mask;
+  s.qkey_violations = pi.q_key_violations;
+  s.pkey_violations = pi.p_key_violations;
+  s.port_guid = f.topology().port(p).guid.value();
+  s.gid_prefix = pi.gid_prefix;
+  s.num_gids = 1;
+  const auto& keys = f.pkeys(p);
+  s.num_pkeys = static_cast<uint8_t>(std::min<size_t>(keys.size(), link::kMaxPkeys));
+  for (size_t i = 0; i < s.num_pkeys; ++i) s.pkeys[i] = keys[i].value();
+  return s;
 }
 
 // The embedded SM's port: the first cabled CA port, or a switch's port 0 (as `softib sim`).
@@ -81,6 +112,20 @@ struct Daemon::Impl : DaemonContext {
   std::vector<fabric::PortRef> end_ports;
   std::chrono::steady_clock::time_point last_scan{};
   std::string pid_file;
+  // The data path: the directory of attached endpoints (made at the first attach).
+  std::unique_ptr<link::ShmDirectory> directory;
+  struct Endpoint {
+    uint32_t node;
+    uint32_t pid;
+    UniqueFd inbox, doorbell;
+  };
+  std::unordered_map<uint32_t, Endpoint> endpoints;
+  struct AttachedPort {
+    fabric::PortRef ref;
+    uint32_t slot;
+    link::PortSnapshot last;
+  };
+  std::vector<AttachedPort> attached_ports;
 
   ~Impl() override {
     sessions.clear();
@@ -115,6 +160,71 @@ struct Daemon::Impl : DaemonContext {
     return f;
   }
   uint8_t sm_state() const override { return sm ? static_cast<uint8_t>(sm->state()) : 0; }
+
+  Result<ipc::HcaAttachedMsg> attach_endpoint(uint32_t node, uint32_t pid, UniqueFd inbox, UniqueFd doorbell) override {
+    const auto& t = fabric->topology();
+    if (node >= t.node_count() || t.node(fabric::NodeIndex(node)).type != fabric::NodeType::kCa)
+      return Status(Code::kInvalidArgument, fmt::format("node {} is not a channel adapter", node));
+    if (!directory) {
+      auto d = link::ShmDirectory::create();
+      if (!d) return Err{d.error()};
+      directory = std::make_unique<link::ShmDirectory>(std::move(*d));
+    }
+    const fabric::NodeIndex n(node);
+    auto hca = directory->hca_slot(node, fabric->node_info(n).node_guid.value());
+    if (!hca) return Err{hca.error()};
+    ipc::HcaAttachedMsg out;
+    for (uint8_t p = 1; p <= t.node(n).num_ports; ++p) {
+      auto slot = directory->port_slot(*hca, p);
+      if (!slot) return Err{slot.error()};
+      const bool known = std::any_of(attached_ports.begin(), attached_ports.end(),
+                                     [&](const AttachedPort& a) { return a.slot == *slot; });
+      if (!known) {
+        const fabric::PortRef ref{n, p};
+        const link::PortSnapshot snap = snapshot_of(*fabric, ref);
+        directory->write_port(*slot, snap);
+        attached_ports.push_back({ref, *slot, snap});
+      }
+      out.ports.push_back({p, *slot});
+    }
+    auto ep = directory->add_endpoint(*hca, pid);
+    if (!ep) return Err{ep.error()};
+    out.endpoint = ep->id;
+    out.qpn_first = ep->block * link::kQpnBlock + (ep->block == 0 ? link::kFirstQpn : 0);
+    out.qpn_last = ep->block * link::kQpnBlock + link::kQpnBlock - 1;
+    endpoints[ep->id] = Endpoint{node, pid, std::move(inbox), std::move(doorbell)};
+    log(LogLevel::kInfo, "softibd", "endpoint {}: process {} attached to {} (QPNs {:#x}-{:#x})", ep->id, pid,
+        t.node(n).id, out.qpn_first, out.qpn_last);
+    return out;
+  }
+
+  void detach_endpoint(uint32_t id) override {
+    if (!directory || endpoints.erase(id) == 0) return;
+    directory->remove_endpoint(id);
+    log(LogLevel::kInfo, "softibd", "endpoint {}: detached", id);
+  }
+
+  std::optional<EndpointFds> endpoint_fds(uint32_t id) const override {
+    auto it = endpoints.find(id);
+    if (it == endpoints.end()) return std::nullopt;
+    return EndpointFds{it->second.pid, it->second.inbox.get(), it->second.doorbell.get()};
+  }
+
+  int directory_fd() const override { return directory ? directory->region().fd() : -1; }
+
+  // Ports of attached HCAs whose state changed (the SM set a LID, a link went down) are written
+  // to the directory, and the endpoints on that HCA are woken to notice (async events).
+  void refresh_directory() {
+    for (AttachedPort& a : attached_ports) {
+      const link::PortSnapshot now = snapshot_of(*fabric, a.ref);
+      if (now == a.last) continue;
+      a.last = now;
+      directory->write_port(a.slot, now);
+      const uint64_t one = 1;
+      for (const auto& [id, e] : endpoints)
+        if (e.node == a.ref.node.value()) (void)!::write(e.doorbell.get(), &one, sizeof one);
+    }
+  }
 
   void watch(int fd, uint32_t events) {
     epoll_event ev{};
@@ -291,6 +401,7 @@ Result<void> Daemon::run() {
     im.drive();
     for (auto& [fd, s] : im.sessions) s->flush();
     im.scan_ports();
+    im.refresh_directory();
     im.maybe_ready();
     // Sessions with output still queued want EPOLLOUT; closed ones go.
     std::vector<int> dead;

@@ -1,5 +1,7 @@
 #include "daemon/session.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 
@@ -24,6 +26,7 @@ uint64_t tid_of(wire::ByteSpan mad) { return wire::load_be64(&mad[8]); }
 Session::Session(DaemonContext& d, ipc::Socket socket) : d_(d), socket_(std::move(socket)) {}
 
 Session::~Session() {
+  for (uint32_t id : endpoints_) d_.detach_endpoint(id);
   if (fabric_agent_ != 0) {
     if (is_sm_ && port_) (void)d_.fabric->set_is_sm(*port_, false);
     d_.fabric->detach(fabric_agent_);
@@ -33,7 +36,8 @@ Session::~Session() {
 void Session::read_all() {
   std::vector<uint8_t> buf(ipc::kHeaderSize + ipc::kMaxFragment);
   while (!closed_) {
-    auto n = socket_.recv(buf);
+    std::vector<UniqueFd> fds;
+    auto n = socket_.recv(buf, &fds);
     if (!n) {
       if (n.error().code() == Code::kWouldBlock) return;
       log(LogLevel::kWarn, "softibd", "session: {}", n.error().to_string());
@@ -44,7 +48,7 @@ void Session::read_all() {
       closed_ = true;  // the client went away
       return;
     }
-    auto m = assembler_.feed(wire::ByteSpan(buf.data(), *n));
+    auto m = assembler_.feed(wire::ByteSpan(buf.data(), *n), std::move(fds));
     if (!m) {
       // A malformed message: the session cannot be trusted to stay in step. Drop it.
       log(LogLevel::kWarn, "softibd", "dropping a session: {}", m.error().to_string());
@@ -67,20 +71,27 @@ void Session::close_batch() {
 void Session::flush() {
   close_batch();
   while (!outbox_.empty()) {
-    auto r = socket_.send(outbox_.front());
+    const Outgoing& o = outbox_.front();
+    std::vector<int> fds;
+    for (const auto& f : o.fds) fds.push_back(f.get());
+    auto r = socket_.send(o.bytes, fds);
     if (!r) {
       if (r.error().code() != Code::kWouldBlock) closed_ = true;
       return;
     }
-    outbox_bytes_ -= outbox_.front().size();
+    outbox_bytes_ -= o.bytes.size();
     outbox_.pop_front();
   }
 }
 
-void Session::reply(ipc::MsgType type, uint32_t seq, wire::ByteSpan payload) {
+void Session::reply(ipc::MsgType type, uint32_t seq, wire::ByteSpan payload, std::span<const int> fds) {
   for (auto& f : ipc::fragments(type, seq, payload)) {
     outbox_bytes_ += f.size();
-    outbox_.push_back(std::move(f));
+    Outgoing o{std::move(f), {}};
+    // The first fragment carries the descriptors: copies, so that they stay valid while queued.
+    for (int fd : fds) o.fds.emplace_back(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+    fds = {};
+    outbox_.push_back(std::move(o));
   }
   if (outbox_bytes_ > 2 * kMaxOutbox) {
     log(LogLevel::kWarn, "softibd", "a client reads too slowly; disconnecting it");
@@ -116,7 +127,7 @@ std::optional<fabric::PortRef> Session::port_arg(ipc::Reader& r, uint32_t seq, b
   return fabric::PortRef{fabric::NodeIndex(node), port};
 }
 
-void Session::handle(const ipc::Message& m) {
+void Session::handle(ipc::Message& m) {
   using ipc::MsgType;
   if (!hello_ && m.type != MsgType::kHello) {
     error(m.seq, Status(Code::kInvalidArgument, "say Hello first"));
@@ -219,10 +230,56 @@ void Session::handle(const ipc::Message& m) {
       ok(m.seq);
       d_.request_stop();
       return;
+    case MsgType::kAttachHca:
+      attach_hca(m);
+      return;
+    case MsgType::kGetEndpoint:
+      get_endpoint(m);
+      return;
     default:
       error(m.seq, Status(Code::kUnsupported, fmt::format("softibd does not take {} messages", ipc::to_string(m.type))));
       return;
   }
+}
+
+void Session::attach_hca(ipc::Message& m) {
+  auto a = ipc::decode_attach_hca(m.payload);
+  if (!a) {
+    error(m.seq, Status(Code::kParseError, a.error().to_string()));
+    return;
+  }
+  if (m.fds.size() != 2) {
+    error(m.seq, Status(Code::kInvalidArgument, "AttachHca needs the inbox and the doorbell (two fds)"));
+    return;
+  }
+  auto r = d_.attach_endpoint(a->node, a->pid, std::move(m.fds[0]), std::move(m.fds[1]));
+  if (!r) {
+    error(m.seq, r.error());
+    return;
+  }
+  endpoints_.push_back(r->endpoint);
+  ipc::Writer w;
+  encode(w, *r);
+  const int dir = d_.directory_fd();
+  reply(ipc::MsgType::kHcaAttached, m.seq, w.data(), std::span<const int>(&dir, 1));
+}
+
+void Session::get_endpoint(const ipc::Message& m) {
+  ipc::Reader r(m.payload, "GetEndpoint");
+  uint32_t id = 0;
+  if (r.u32(id, "endpoint") || r.end()) {
+    error(m.seq, Status(Code::kParseError, "expected an endpoint id"));
+    return;
+  }
+  auto e = d_.endpoint_fds(id);
+  if (!e) {
+    error(m.seq, Status(Code::kNotFound, fmt::format("no endpoint {}", id)));
+    return;
+  }
+  ipc::Writer w;
+  encode(w, ipc::EndpointMsg{id, e->pid});
+  const int fds[2] = {e->inbox, e->doorbell};
+  reply(ipc::MsgType::kEndpoint, m.seq, w.data(), fds);
 }
 
 void Session::list_nodes(const ipc::Message& m) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/unique_fd.hpp"
 #include "fabric/fabric.hpp"
 #include "ipc/protocol.hpp"
 #include "ipc/socket.hpp"
@@ -28,6 +29,17 @@ class DaemonContext {
   virtual ipc::FabricInfoMsg info() const = 0;
   virtual ipc::PortStateMsg port_state(uint32_t node, uint8_t port) const = 0;
   virtual uint8_t sm_state() const = 0;
+
+  // The data path (ipc AttachHca/GetEndpoint): endpoints in the shared directory.
+  virtual Result<ipc::HcaAttachedMsg> attach_endpoint(uint32_t node, uint32_t pid, UniqueFd inbox, UniqueFd doorbell) = 0;
+  virtual void detach_endpoint(uint32_t id) = 0;
+  struct EndpointFds {
+    uint32_t pid;
+    int inbox;
+    int doorbell;
+  };
+  virtual std::optional<EndpointFds> endpoint_fds(uint32_t id) const = 0;
+  virtual int directory_fd() const = 0;
 
   std::string name, socket, state;
   std::unique_ptr<fabric::Fabric> fabric;
@@ -55,8 +67,9 @@ class Session final : public fabric::MadAgent {
   void on_mad(fabric::PortRef at, const fabric::Mad& mad) override;
 
  private:
-  void handle(const ipc::Message& m);
-  void reply(ipc::MsgType type, uint32_t seq, wire::ByteSpan payload);
+  void handle(ipc::Message& m);
+  // `fds` go with the reply (copies are queued with it).
+  void reply(ipc::MsgType type, uint32_t seq, wire::ByteSpan payload, std::span<const int> fds = {});
   void error(uint32_t seq, const Status& s);
   void ok(uint32_t seq) { reply(ipc::MsgType::kOk, seq, {}); }
   void list_nodes(const ipc::Message& m);
@@ -66,13 +79,19 @@ class Session final : public fabric::MadAgent {
   void send_one(const ipc::MadMsg& mad, uint32_t seq);
   void close_batch();
   void control(const ipc::Message& m);
+  void attach_hca(ipc::Message& m);
+  void get_endpoint(const ipc::Message& m);
   std::optional<fabric::PortRef> port_arg(ipc::Reader& r, uint32_t seq, bool external);
   Result<void> update_classes();
 
   DaemonContext& d_;
   ipc::Socket socket_;
   ipc::Assembler assembler_;
-  std::deque<std::vector<uint8_t>> outbox_;
+  struct Outgoing {
+    std::vector<uint8_t> bytes;
+    std::vector<UniqueFd> fds;
+  };
+  std::deque<Outgoing> outbox_;
   size_t outbox_bytes_ = 0;
   // MADs for the client not yet in the outbox: they leave as one RecvMads at the next flush.
   ipc::Writer batch_;
@@ -85,6 +104,7 @@ class Session final : public fabric::MadAgent {
   std::unordered_map<uint64_t, uint32_t> tid_agent_;
   std::deque<uint64_t> tid_order_;
   uint64_t dropped_mads_ = 0;
+  std::vector<uint32_t> endpoints_;  // attached by this session; detached when it ends
 };
 
 }  // namespace softib::daemon

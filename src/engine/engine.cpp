@@ -14,6 +14,11 @@ Result<std::unique_ptr<Engine>> Engine::create(rc::Device& device, EngineOptions
   return std::unique_ptr<Engine>(new Engine(device, options, std::move(*bell), shm));
 }
 
+std::unique_ptr<Engine> Engine::create(rc::Device& device, EngineOptions options, link::ShmLink* shm,
+                                       link::Doorbell doorbell) {
+  return std::unique_ptr<Engine>(new Engine(device, options, std::move(doorbell), shm));
+}
+
 Engine::Engine(rc::Device& device, EngineOptions options, link::Doorbell doorbell, link::ShmLink* shm)
     : device_(device), options_(options), doorbell_(std::move(doorbell)), shm_(shm) {}
 
@@ -81,6 +86,7 @@ bool Engine::step() {
   }
   if (shm_ != nullptr && shm_->poll(device_) != 0) did = true;
   did |= device_.progress();
+  if (hook_) hook_();
   if (did) counters_.steps.fetch_add(1, std::memory_order_relaxed);
   return did;
 }
@@ -90,6 +96,10 @@ bool Engine::try_progress() {
   if (!lock.owns_lock()) return false;
   counters_.inline_steps.fetch_add(1, std::memory_order_relaxed);
   step();
+  if (sleeping_.load()) {
+    const auto d = device_.next_deadline();
+    if (d && d->time_since_epoch().count() < sleep_until_ns_.load()) wake();
+  }
   return true;
 }
 
@@ -166,10 +176,13 @@ void Engine::run() {
       timeout = &ts;
     }
     counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
+    sleep_until_ns_.store(wait == Duration::max() ? INT64_MAX
+                                                  : (SteadyClock::instance().now() + wait).time_since_epoch().count());
     pollfd p{doorbell_.fd(), POLLIN, 0};
     if (::ppoll(&p, 1, timeout, nullptr) > 0) doorbell_.drain();
     if (shm_ != nullptr) shm_->inbox().sleep_end();
     sleeping_.store(false);
+    sleep_until_ns_.store(INT64_MAX);
     idle_since = std::chrono::steady_clock::now();
   }
 }

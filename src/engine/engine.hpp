@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -53,6 +54,9 @@ class Engine {
   // the engine's (the link's peers ring it). It must outlive the engine.
   static Result<std::unique_ptr<Engine>> create(rc::Device& device, EngineOptions options = {},
                                                 link::ShmLink* shm = nullptr);
+  // The same with a doorbell made earlier (softibd needs it before the device exists).
+  static std::unique_ptr<Engine> create(rc::Device& device, EngineOptions options, link::ShmLink* shm,
+                                        link::Doorbell doorbell);
   ~Engine();  // stops the thread
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -74,6 +78,10 @@ class Engine {
   bool poll_inline();
   // An application thread stops polling (it is about to block): the engine takes over at once.
   void release_lease();
+
+  // Runs at the end of every device step, under the device lock, on whichever thread ran the
+  // step (the owner's: port changes, async events). Set before start().
+  void set_step_hook(std::function<void()> hook) { hook_ = std::move(hook); }
 
   const EngineCounters& counters() const { return counters_; }
   rc::Device& device() { return device_; }
@@ -98,11 +106,15 @@ class Engine {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> pending_{false};
   std::atomic<bool> has_inbox_{false};
+  // While asleep: when the engine will wake by itself (steady-clock ns; max: never). A step an
+  // application thread runs may arm an earlier timer (a retransmission), which must wake it.
+  std::atomic<int64_t> sleep_until_ns_{INT64_MAX};
   std::mutex inbox_mu_;
   std::vector<Frame> inbox_;
   std::vector<Frame> work_;
   std::vector<std::vector<uint8_t>> spare_;
   EngineCounters counters_;
+  std::function<void()> hook_;
 };
 
 }  // namespace softib::engine

@@ -1,5 +1,7 @@
 #include "ipc/client.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -73,9 +75,10 @@ Result<std::optional<Message>> Connection::receive(std::optional<Duration> timeo
   return m;
 }
 
-Result<Message> Connection::request(MsgType type, wire::ByteSpan payload, std::initializer_list<MsgType> accept) {
+Result<Message> Connection::request(MsgType type, wire::ByteSpan payload, std::initializer_list<MsgType> accept,
+                                    std::span<const int> fds) {
   const uint32_t seq = next_seq_++;
-  SOFTIB_TRY(send_message(socket_, type, seq, payload));
+  SOFTIB_TRY(send_message(socket_, type, seq, payload, fds));
   for (;;) {
     auto m = receive(std::nullopt);
     if (!m) return Err{m.error()};
@@ -87,6 +90,29 @@ Result<Message> Connection::request(MsgType type, wire::ByteSpan payload, std::i
       if (msg.type == t) return std::move(msg);
     return Status(Code::kParseError, fmt::format("softibd answered {} with {}", to_string(type), to_string(msg.type)));
   }
+}
+
+Result<Connection::Attached> Connection::attach_hca(uint32_t node, int inbox_fd, int doorbell_fd) {
+  Writer w;
+  encode(w, AttachHcaMsg{node, static_cast<uint32_t>(::getpid())});
+  const int fds[2] = {inbox_fd, doorbell_fd};
+  auto m = request(MsgType::kAttachHca, w.data(), {MsgType::kHcaAttached}, fds);
+  if (!m) return Err{m.error()};
+  auto info = decode_hca_attached(m->payload);
+  if (!info) return Status(Code::kParseError, info.error().to_string());
+  if (m->fds.size() != 1) return Status(Code::kParseError, "HcaAttached came without the directory");
+  return Attached{std::move(*info), std::move(m->fds[0])};
+}
+
+Result<Connection::Endpoint> Connection::get_endpoint(uint32_t endpoint) {
+  Writer w;
+  w.u32(endpoint);
+  auto m = request(MsgType::kGetEndpoint, w.data(), {MsgType::kEndpoint});
+  if (!m) return Err{m.error()};
+  auto info = decode_endpoint(m->payload);
+  if (!info) return Status(Code::kParseError, info.error().to_string());
+  if (m->fds.size() != 2) return Status(Code::kParseError, "Endpoint came without its inbox and doorbell");
+  return Endpoint{*info, std::move(m->fds[0]), std::move(m->fds[1])};
 }
 
 Result<std::vector<NodeEntry>> Connection::list_nodes(NodeFilter filter) {

@@ -51,6 +51,22 @@ class Connection {
   Result<void> subscribe();
   Result<std::optional<PortStateMsg>> next_event(std::optional<Duration> timeout);
 
+  // ---- the data path ----
+  struct Attached {
+    HcaAttachedMsg info;
+    UniqueFd directory;
+  };
+  // Attaches this process to CA `node` as a new endpoint: softibd keeps the inbox and doorbell
+  // (copies of the fds) to hand to peers and answers with the directory. The endpoint lives as
+  // long as this connection.
+  Result<Attached> attach_hca(uint32_t node, int inbox_fd, int doorbell_fd);
+  struct Endpoint {
+    EndpointMsg info;
+    UniqueFd inbox, doorbell;
+  };
+  // A peer endpoint's inbox and doorbell. NotFound when it is gone.
+  Result<Endpoint> get_endpoint(uint32_t endpoint);
+
   // ---- MADs (umad) ----
   Result<void> open_port(uint32_t node, uint8_t port);
   Result<uint32_t> register_agent(const RegisterMsg& r);
@@ -65,7 +81,8 @@ class Connection {
  private:
   explicit Connection(Socket s) : socket_(std::move(s)) {}
   // Sends a request and waits for its reply (any of `accept`, or kError).
-  Result<Message> request(MsgType type, wire::ByteSpan payload, std::initializer_list<MsgType> accept);
+  Result<Message> request(MsgType type, wire::ByteSpan payload, std::initializer_list<MsgType> accept,
+                          std::span<const int> fds = {});
   // Receives one message; queues what is not a reply.
   Result<std::optional<Message>> receive(std::optional<Duration> timeout);
 

@@ -35,6 +35,10 @@ std::string_view to_string(MsgType t) {
     case MsgType::kShutdown: return "Shutdown";
     case MsgType::kFabricInfo: return "FabricInfo";
     case MsgType::kFabricInfoReply: return "FabricInfoReply";
+    case MsgType::kAttachHca: return "AttachHca";
+    case MsgType::kHcaAttached: return "HcaAttached";
+    case MsgType::kGetEndpoint: return "GetEndpoint";
+    case MsgType::kEndpoint: return "Endpoint";
   }
   return "?";
 }
@@ -168,7 +172,7 @@ std::vector<std::vector<uint8_t>> fragments(MsgType type, uint32_t seq, wire::By
   return out;
 }
 
-Result<std::optional<Message>> Assembler::feed(wire::ByteSpan fragment) {
+Result<std::optional<Message>> Assembler::feed(wire::ByteSpan fragment, std::vector<UniqueFd> fds) {
   auto h = decode_header(fragment);
   if (!h) return Status(Code::kParseError, h.error().to_string());
   if (fragment.size() != kHeaderSize + h->length)
@@ -178,12 +182,13 @@ Result<std::optional<Message>> Assembler::feed(wire::ByteSpan fragment) {
     partial_.reset();
     return Status(Code::kParseError, "a message's fragments changed type or sequence number");
   }
-  if (!partial_) partial_ = Message{h->type, h->seq, {}};
+  if (!partial_) partial_ = Message{h->type, h->seq, {}, {}};
   if (partial_->payload.size() + h->length > kMaxMessage) {
     partial_.reset();
     return Status(Code::kParseError, "message larger than the protocol allows");
   }
   partial_->payload.insert(partial_->payload.end(), fragment.begin() + kHeaderSize, fragment.end());
+  for (auto& f : fds) partial_->fds.push_back(std::move(f));
   if (h->flags & kMore) return std::optional<Message>{};
   std::optional<Message> done = std::move(partial_);
   partial_.reset();
@@ -376,6 +381,63 @@ wire::Parsed<FabricInfoMsg> decode_fabric_info(wire::ByteSpan in) {
   if (auto x = r.u16(f.sm_lid, "sm_lid")) return *x;
   if (auto x = r.end()) return *x;
   return f;
+}
+
+void encode(Writer& w, const AttachHcaMsg& m) {
+  w.u32(m.node);
+  w.u32(m.pid);
+}
+
+void encode(Writer& w, const HcaAttachedMsg& m) {
+  w.u32(m.endpoint);
+  w.u32(m.qpn_first);
+  w.u32(m.qpn_last);
+  w.u8(static_cast<uint8_t>(m.ports.size()));
+  for (const auto& p : m.ports) {
+    w.u8(p.port);
+    w.u32(p.slot);
+  }
+}
+
+void encode(Writer& w, const EndpointMsg& m) {
+  w.u32(m.endpoint);
+  w.u32(m.pid);
+}
+
+wire::Parsed<AttachHcaMsg> decode_attach_hca(wire::ByteSpan in) {
+  Reader r(in, "AttachHca");
+  AttachHcaMsg m;
+  if (auto x = r.u32(m.node, "node")) return *x;
+  if (auto x = r.u32(m.pid, "pid")) return *x;
+  if (auto x = r.end()) return *x;
+  return m;
+}
+
+wire::Parsed<HcaAttachedMsg> decode_hca_attached(wire::ByteSpan in) {
+  Reader r(in, "HcaAttached");
+  HcaAttachedMsg m;
+  uint8_t n = 0;
+  if (auto x = r.u32(m.endpoint, "endpoint")) return *x;
+  if (auto x = r.u32(m.qpn_first, "qpn_first")) return *x;
+  if (auto x = r.u32(m.qpn_last, "qpn_last")) return *x;
+  if (auto x = r.u8(n, "ports")) return *x;
+  for (uint8_t i = 0; i < n; ++i) {
+    HcaAttachedMsg::Port p;
+    if (auto x = r.u8(p.port, "port")) return *x;
+    if (auto x = r.u32(p.slot, "slot")) return *x;
+    m.ports.push_back(p);
+  }
+  if (auto x = r.end()) return *x;
+  return m;
+}
+
+wire::Parsed<EndpointMsg> decode_endpoint(wire::ByteSpan in) {
+  Reader r(in, "Endpoint");
+  EndpointMsg m;
+  if (auto x = r.u32(m.endpoint, "endpoint")) return *x;
+  if (auto x = r.u32(m.pid, "pid")) return *x;
+  if (auto x = r.end()) return *x;
+  return m;
 }
 
 }  // namespace softib::ipc

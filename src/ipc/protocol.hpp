@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "base/unique_fd.hpp"
 #include "wire/bytes.hpp"
 #include "wire/parse_error.hpp"
 
@@ -63,6 +64,10 @@ enum class MsgType : uint16_t {
   kShutdown = 60,      // c->d: empty
   kFabricInfo = 61,    // c->d: empty
   kFabricInfoReply = 62,  // d->c: FabricInfoMsg
+  kAttachHca = 70,     // c->d: AttachHcaMsg; fds: inbox memfd, doorbell eventfd
+  kHcaAttached = 71,   // d->c: HcaAttachedMsg; fd: the directory memfd
+  kGetEndpoint = 72,   // c->d: u32 endpoint
+  kEndpoint = 73,      // d->c: EndpointMsg; fds: its inbox memfd, its doorbell eventfd
 };
 std::string_view to_string(MsgType t);
 
@@ -75,11 +80,12 @@ struct Header {
   uint32_t seq = 0;
 };
 
-// A complete message (fragments joined).
+// A complete message (fragments joined) and the file descriptors that came with it.
 struct Message {
   MsgType type = MsgType::kOk;
   uint32_t seq = 0;
   std::vector<uint8_t> payload;
+  std::vector<UniqueFd> fds;
 };
 
 struct NodeEntry {
@@ -132,6 +138,30 @@ struct FabricInfoMsg {
   uint8_t sm_state = 0;  // mad::SmState of the embedded SM, 0 without one
   uint16_t sm_lid = 0;
   friend bool operator==(const FabricInfoMsg&, const FabricInfoMsg&) = default;
+};
+
+// The data path (docs/protocol.md, "Endpoints"): a process attaches to an HCA with its inbox
+// and doorbell and receives the directory; it asks for a peer endpoint's inbox by id.
+struct AttachHcaMsg {
+  uint32_t node = 0;
+  uint32_t pid = 0;
+  friend bool operator==(const AttachHcaMsg&, const AttachHcaMsg&) = default;
+};
+struct HcaAttachedMsg {
+  uint32_t endpoint = 0;
+  uint32_t qpn_first = 0, qpn_last = 0;  // the QPNs this endpoint may hand out
+  struct Port {
+    uint8_t port = 0;
+    uint32_t slot = 0;  // its DirPort slot in the directory
+    friend bool operator==(const Port&, const Port&) = default;
+  };
+  std::vector<Port> ports;
+  friend bool operator==(const HcaAttachedMsg&, const HcaAttachedMsg&) = default;
+};
+struct EndpointMsg {
+  uint32_t endpoint = 0;
+  uint32_t pid = 0;
+  friend bool operator==(const EndpointMsg&, const EndpointMsg&) = default;
 };
 
 // ---- encoding --------------------------------------------------------------------------------
@@ -194,6 +224,12 @@ void encode_batch(Writer& w, std::span<const MadMsg> mads);
 void append_to_batch(Writer& w, const MadMsg& m);  // after a u32 count placeholder
 wire::Parsed<std::vector<MadMsg>> decode_mad_batch(wire::ByteSpan in);
 wire::Parsed<FabricInfoMsg> decode_fabric_info(wire::ByteSpan in);
+void encode(Writer& w, const AttachHcaMsg& m);
+void encode(Writer& w, const HcaAttachedMsg& m);
+void encode(Writer& w, const EndpointMsg& m);
+wire::Parsed<AttachHcaMsg> decode_attach_hca(wire::ByteSpan in);
+wire::Parsed<HcaAttachedMsg> decode_hca_attached(wire::ByteSpan in);
+wire::Parsed<EndpointMsg> decode_endpoint(wire::ByteSpan in);
 
 // The fragments (header + payload each) a message goes out as.
 std::vector<std::vector<uint8_t>> fragments(MsgType type, uint32_t seq, wire::ByteSpan payload);
@@ -203,7 +239,8 @@ std::vector<std::vector<uint8_t>> fragments(MsgType type, uint32_t seq, wire::By
 // midway, or a message over kMaxMessage.
 class Assembler {
  public:
-  Result<std::optional<Message>> feed(wire::ByteSpan fragment);
+  // `fds`: descriptors that arrived with this fragment; they belong to the message.
+  Result<std::optional<Message>> feed(wire::ByteSpan fragment, std::vector<UniqueFd> fds = {});
 
  private:
   std::optional<Message> partial_;

@@ -83,9 +83,24 @@ Result<void> Socket::set_nonblocking(bool on) const {
   return {};
 }
 
-Result<void> Socket::send(wire::ByteSpan datagram) const {
+Result<void> Socket::send(wire::ByteSpan datagram, std::span<const int> fds) const {
+  SOFTIB_ASSERT(fds.size() <= kMaxFds);
+  iovec iov{const_cast<uint8_t*>(datagram.data()), datagram.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  if (!fds.empty()) {
+    msg.msg_control = control;
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+  }
   for (;;) {
-    const ssize_t n = ::send(fd_, datagram.data(), datagram.size(), MSG_NOSIGNAL);
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
     if (n >= 0) return {};
     if (errno == EINTR) continue;
     if (errno == EAGAIN) return Status(Code::kWouldBlock, "socket buffer full");
@@ -94,12 +109,34 @@ Result<void> Socket::send(wire::ByteSpan datagram) const {
   }
 }
 
-Result<size_t> Socket::recv(std::span<uint8_t> buf) const {
+Result<size_t> Socket::recv(std::span<uint8_t> buf, std::vector<UniqueFd>* fds) const {
+  iovec iov{buf.data(), buf.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
   for (;;) {
-    const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_TRUNC);
+    const ssize_t n = ::recvmsg(fd_, &msg, MSG_TRUNC | MSG_CMSG_CLOEXEC);
     if (n >= 0) {
+      // Take ownership of every descriptor that came, whatever happens next.
+      std::vector<UniqueFd> got;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+          int fd;
+          std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+          got.emplace_back(fd);
+        }
+      }
+      if (msg.msg_flags & MSG_CTRUNC)
+        return Status(Code::kParseError, fmt::format("a message came with more than {} file descriptors", kMaxFds));
       if (static_cast<size_t>(n) > buf.size())
         return Status(Code::kParseError, fmt::format("a {}-byte message does not fit {} bytes", n, buf.size()));
+      if (fds != nullptr)
+        for (auto& f : got) fds->push_back(std::move(f));
       return static_cast<size_t>(n);
     }
     if (errno == EINTR) continue;
@@ -126,14 +163,16 @@ Result<bool> wait_for(int fd, short events, std::optional<Duration> timeout) {
 Result<bool> Socket::wait_readable(std::optional<Duration> timeout) const { return wait_for(fd_, POLLIN, timeout); }
 Result<bool> Socket::wait_writable(std::optional<Duration> timeout) const { return wait_for(fd_, POLLOUT, timeout); }
 
-Result<void> send_message(const Socket& s, MsgType type, uint32_t seq, wire::ByteSpan payload) {
+Result<void> send_message(const Socket& s, MsgType type, uint32_t seq, wire::ByteSpan payload,
+                          std::span<const int> fds) {
   for (const auto& f : fragments(type, seq, payload)) {
     for (;;) {
-      auto r = s.send(f);
+      auto r = s.send(f, fds);
       if (r.ok()) break;
       if (r.error().code() != Code::kWouldBlock) return r;
       SOFTIB_TRY(s.wait_writable(std::chrono::seconds(1)));  // a full buffer drains
     }
+    fds = {};  // sent with the first fragment
   }
   return {};
 }
@@ -147,13 +186,14 @@ Result<std::optional<Message>> recv_message(const Socket& s, Assembler& assemble
     auto ready = s.wait_readable(left);
     if (!ready) return Err{ready.error()};
     if (!*ready) return std::optional<Message>{};
-    auto n = s.recv(buf);
+    std::vector<UniqueFd> fds;
+    auto n = s.recv(buf, &fds);
     if (!n) {
       if (n.error().code() == Code::kWouldBlock) continue;
       return Err{n.error()};
     }
     if (*n == 0) return Status(Code::kUnavailable, "softibd closed the connection");
-    auto m = assembler.feed(wire::ByteSpan(buf.data(), *n));
+    auto m = assembler.feed(wire::ByteSpan(buf.data(), *n), std::move(fds));
     if (!m) return Err{m.error()};
     if (*m) return std::move(*m);
   }

@@ -8,9 +8,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/clock.hpp"
 #include "base/result.hpp"
+#include "base/unique_fd.hpp"
 #include "ipc/protocol.hpp"
 
 namespace softib::ipc {
@@ -42,11 +44,16 @@ class Socket {
   }
   Result<void> set_nonblocking(bool on) const;
 
-  // One datagram. Errors: WouldBlock (non-blocking, buffer full), Unavailable (peer gone).
-  Result<void> send(wire::ByteSpan datagram) const;
-  // One datagram into `buf`; 0 bytes means the peer closed. Errors: WouldBlock; ParseError
-  // when the datagram did not fit (truncated).
-  Result<size_t> recv(std::span<uint8_t> buf) const;
+  // One datagram, with file descriptors attached when `fds` is not empty (SCM_RIGHTS: the
+  // peer receives its own copies). Errors: WouldBlock (non-blocking, buffer full),
+  // Unavailable (peer gone).
+  Result<void> send(wire::ByteSpan datagram, std::span<const int> fds = {}) const;
+  // One datagram into `buf`; 0 bytes means the peer closed. File descriptors that came with
+  // it are appended to `fds` (closed if `fds` is null; at most kMaxFds per datagram, more
+  // makes the datagram malformed). Errors: WouldBlock; ParseError when the datagram or its
+  // descriptors did not fit.
+  Result<size_t> recv(std::span<uint8_t> buf, std::vector<UniqueFd>* fds = nullptr) const;
+  static constexpr size_t kMaxFds = 4;
   // Waits until readable or `timeout` passes (nullopt: forever). False on timeout.
   Result<bool> wait_readable(std::optional<Duration> timeout) const;
   Result<bool> wait_writable(std::optional<Duration> timeout) const;
@@ -55,8 +62,9 @@ class Socket {
   int fd_ = -1;
 };
 
-// Sends a message as its fragments (blocking).
-Result<void> send_message(const Socket& s, MsgType type, uint32_t seq, wire::ByteSpan payload);
+// Sends a message as its fragments (blocking); `fds` travel with the first fragment.
+Result<void> send_message(const Socket& s, MsgType type, uint32_t seq, wire::ByteSpan payload,
+                          std::span<const int> fds = {});
 
 // Receives the next whole message. nullopt on timeout; Unavailable when the peer closed.
 Result<std::optional<Message>> recv_message(const Socket& s, Assembler& assembler, std::optional<Duration> timeout);

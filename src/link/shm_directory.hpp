@@ -89,6 +89,7 @@ struct PortSnapshot {
   uint64_t port_guid = 0;
   uint64_t gid_prefix = 0;
   std::array<uint16_t, kMaxPkeys> pkeys{};
+  friend bool operator==(const PortSnapshot&, const PortSnapshot&) = default;
 };
 
 struct DirPort {

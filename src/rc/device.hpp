@@ -115,6 +115,7 @@ class Device {
 
   // Async events (ibv_get_async_event). The engine drains these into the async fd.
   std::vector<AsyncEvent> take_async_events();
+  bool has_async_events() const { return !async_.empty(); }
 
   // ---- transport ----
   // One frame from a link.

@@ -1,0 +1,397 @@
+#include "provider/context.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "base/log.hpp"
+#include "ipc/client.hpp"
+#include "link/shm_inbox.hpp"
+#include "provider/local_fabric.hpp"
+#include "verbs/caps.hpp"
+
+namespace softib::provider {
+
+namespace {
+
+constexpr uint32_t kInboxChannels = 64;
+constexpr uint8_t kPortActive = 4;
+
+// Bytes per channel of this endpoint's inbox: SOFTIB_SHM_RING, else 1 MiB (a path-MTU window
+// of 128 packets of 4 KiB fits twice).
+uint32_t ring_bytes() {
+  if (const char* v = std::getenv("SOFTIB_SHM_RING")) {
+    const unsigned long n = std::strtoul(v, nullptr, 0);
+    if (n >= 4096 && n <= (1ul << 26) && (n & (n - 1)) == 0) return static_cast<uint32_t>(n);
+    log(LogLevel::kWarn, "verbs", "SOFTIB_SHM_RING={} is not a power of two between 4 KiB and 64 MiB; using 1 MiB", v);
+  }
+  return 1u << 20;
+}
+
+verbs::Mtu mtu_of(uint8_t code, verbs::Mtu fallback) {
+  return verbs::mtu_valid(code) ? static_cast<verbs::Mtu>(code) : fallback;
+}
+
+rc::PortAttr port_attr_of(const link::PortSnapshot& s) {
+  rc::PortAttr p;
+  p.active = s.state == kPortActive;
+  p.lid = Lid(s.lid);
+  p.lmc = s.lmc;
+  p.max_mtu = mtu_of(s.max_mtu, verbs::Mtu::k4096);
+  // A port that is not up has no neighbour MTU yet: its own capability stands in.
+  p.active_mtu = mtu_of(s.active_mtu, p.max_mtu);
+  p.pkeys.clear();
+  for (uint32_t i = 0; i < std::min<uint32_t>(s.num_pkeys, link::kMaxPkeys); ++i) p.pkeys.push_back(PKey(s.pkeys[i]));
+  if (p.pkeys.empty()) p.pkeys.push_back(PKey(0));
+  p.gids = {Gid(s.gid_prefix, Guid(s.port_guid))};
+  return p;
+}
+
+verbs::DeviceCaps caps_for(const DeviceInfo& d, uint32_t qpn_first, uint32_t qpn_last) {
+  verbs::DeviceCaps c = verbs::default_caps();
+  c.phys_port_cnt = d.num_ports;
+  c.max_qp = std::min(c.max_qp, qpn_last - qpn_first + 1);  // the QPN block bounds it
+  return c;
+}
+
+AsyncEvent to_event(const rc::AsyncEvent& e) {
+  AsyncEvent out{e.type, nullptr, e.port_num};
+  if (e.cq != nullptr) out.object = e.cq->context();
+  if (e.qp != nullptr) out.object = e.qp->context();
+  if (e.srq != nullptr) out.object = e.srq->context();
+  return out;
+}
+
+}  // namespace
+
+Context::Context(DeviceInfo info, verbs::EventFd async_fd) : info_(std::move(info)), async_(std::move(async_fd)) {}
+
+Context::~Context() {
+  if (engine_) engine_->stop();
+  if (local_ != nullptr) local_->hub().detach(local_route_);
+}
+
+Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const Options& options) {
+  auto conn = ipc::Connection::open(options.fabric, "softib verbs", options.socket);
+  if (!conn) return Err{conn.error()};
+  auto inbox = link::ShmInbox::create(0, static_cast<uint32_t>(::getpid()), kInboxChannels, ring_bytes());
+  if (!inbox) return Err{inbox.error()};
+  auto bell = link::Doorbell::create();
+  if (!bell) return Err{bell.error()};
+  auto attached = conn->attach_hca(device.node, inbox->region().fd(), bell->fd());
+  if (!attached) return Err{attached.error()};
+  const ipc::HcaAttachedMsg& at = attached->info;
+  inbox->header().endpoint = at.endpoint;
+  auto region = link::ShmRegion::map(attached->directory.release(), 0);
+  if (!region) return Err{region.error()};
+  auto dir = link::ShmDirectory::attach(std::move(*region));
+  if (!dir) return Err{dir.error()};
+  auto async_fd = verbs::EventFd::create();
+  if (!async_fd) return Err{async_fd.error()};
+
+  std::unique_ptr<Context> c(new Context(device, std::move(*async_fd)));
+  Context* self = c.get();
+  c->conn_ = std::make_unique<ipc::Connection>(std::move(*conn));
+  c->dir_ = std::make_unique<link::ShmDirectory>(std::move(*dir));
+  c->port_slots_.assign(device.num_ports, 0);
+  for (const auto& p : at.ports)
+    if (p.port >= 1 && p.port <= device.num_ports) c->port_slots_[p.port - 1u] = p.slot;
+  if (c->port_slots_.empty()) return Status(Code::kInvalidArgument, fmt::format("{} has no ports", device.name));
+  c->generation_ = c->dir_->generation();
+  for (uint32_t slot : c->port_slots_) c->ports_.push_back(c->dir_->read_port(slot));
+
+  auto resolver = [self](uint32_t endpoint) -> Result<link::ShmLink::PeerFds> {
+    std::lock_guard lock(self->conn_mu_);
+    auto e = self->conn_->get_endpoint(endpoint);
+    if (!e) return Err{e.error()};
+    return link::ShmLink::PeerFds{e->inbox.release(), e->doorbell.release()};
+  };
+  // The data path uses port 1 (multi-port CAs answer queries for every port; their QPs
+  // all send from port 1's LID for now).
+  c->shm_ = std::make_unique<link::ShmLink>(*c->dir_, at.endpoint, c->port_slots_[0], std::move(*inbox), resolver);
+  c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
+  c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
+  c->device_->set_qpn_range(at.qpn_first, at.qpn_last);
+  c->engine_ = engine::Engine::create(*c->device_, {}, c->shm_.get(), std::move(*bell));
+  c->engine_->set_step_hook([self] { self->on_step(); });
+  c->engine_->start();
+  log(LogLevel::kInfo, "verbs", "{} ({}): endpoint {}, QPNs {:#x}-{:#x}", device.name, device.node_id, at.endpoint,
+      at.qpn_first, at.qpn_last);
+  return c;
+}
+
+Result<std::unique_ptr<Context>> Context::open_local(LocalFabric& fabric, uint32_t hca) {
+  if (hca >= fabric.hcas()) return Status(Code::kNotFound, fmt::format("the local fabric has no CA {}", hca));
+  auto async_fd = verbs::EventFd::create();
+  if (!async_fd) return Err{async_fd.error()};
+  std::unique_ptr<Context> c(new Context(fabric.device(hca), std::move(*async_fd)));
+  Context* self = c.get();
+  const auto [first, last] = fabric.take_qpn_block(hca);
+  c->local_ = &fabric;
+  c->ports_ = {fabric.port(hca)};
+  c->caps_ = caps_for(c->info_, first, last);
+  c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), fabric.hub().new_sink(),
+                                            SteadyClock::instance());
+  c->device_->set_qpn_range(first, last);
+  auto engine = engine::Engine::create(*c->device_);
+  if (!engine) return Err{engine.error()};
+  c->engine_ = std::move(*engine);
+  c->engine_->set_step_hook([self] { self->on_step(); });
+  engine::Engine* e = c->engine_.get();
+  c->local_route_ = fabric.hub().attach(Lid(c->ports_[0].lid), 0,
+                                        [e](const rc::FrameAddr& from, wire::ByteSpan b) { e->deliver(from, b); }, first,
+                                        last);
+  c->engine_->start();
+  return c;
+}
+
+// ---- ports ----
+
+void Context::on_step() {
+  if (dir_ && dir_->generation() != generation_) sync_ports();
+  if (device_->has_async_events())
+    for (const rc::AsyncEvent& e : device_->take_async_events()) async_.push(to_event(e));
+}
+
+// The directory changed: ports whose state, LID, SM or P_Keys moved raise the events
+// libibverbs programs wait for (IBA 11.6.3: port active / port error / LID, P_Key, SM change)
+// and the transport sees the new addresses.
+void Context::sync_ports() {
+  generation_ = dir_->generation();
+  for (size_t i = 0; i < port_slots_.size(); ++i) {
+    const link::PortSnapshot now = dir_->read_port(port_slots_[i]);
+    const link::PortSnapshot before = ports_[i];
+    if (now == before) continue;
+    ports_[i] = now;
+    const uint8_t port = static_cast<uint8_t>(i + 1);
+    const bool was = before.state == kPortActive, is = now.state == kPortActive;
+    auto event = [&](verbs::AsyncEventType t) { async_.push(AsyncEvent{t, nullptr, port}); };
+    if (!was && is) event(verbs::AsyncEventType::kPortActive);
+    if (was && !is) event(verbs::AsyncEventType::kPortErr);
+    if (was && is && before.lid != now.lid) event(verbs::AsyncEventType::kLidChange);
+    if (before.pkeys != now.pkeys || before.num_pkeys != now.num_pkeys) event(verbs::AsyncEventType::kPkeyChange);
+    if (is && before.sm_lid != now.sm_lid) event(verbs::AsyncEventType::kSmChange);
+    if (i == 0) device_->port() = port_attr_of(now);
+  }
+}
+
+Result<PortAttributes> Context::query_port(uint8_t port) {
+  if (port < 1 || port > info_.num_ports)
+    return Status(Code::kInvalidArgument, fmt::format("{} has no port {}", info_.name, port));
+  PortAttributes a;
+  if (dir_) {
+    a.port = dir_->read_port(port_slots_[port - 1u]);
+  } else {
+    a.port = ports_[port - 1u];
+  }
+  a.gid_table_len = std::max<uint16_t>(a.port.num_gids, 1);
+  a.pkey_table_len = caps_.max_pkeys;
+  return a;
+}
+
+Result<Gid> Context::query_gid(uint8_t port, uint32_t index) {
+  auto a = query_port(port);
+  if (!a) return Err{a.error()};
+  if (index >= a->gid_table_len)
+    return Status(Code::kInvalidArgument, fmt::format("GID index {} is beyond the table ({})", index, a->gid_table_len));
+  return Gid(a->port.gid_prefix, Guid(a->port.port_guid));
+}
+
+Result<PKey> Context::query_pkey(uint8_t port, uint32_t index) {
+  auto a = query_port(port);
+  if (!a) return Err{a.error()};
+  if (index >= a->pkey_table_len)
+    return Status(Code::kInvalidArgument, fmt::format("P_Key index {} is beyond the table ({})", index, a->pkey_table_len));
+  return PKey(index < a->port.num_pkeys ? a->port.pkeys[index] : 0);
+}
+
+// ---- objects ----
+
+verbs::Pd* Context::alloc_pd() {
+  std::lock_guard lock(device_->lock());
+  return device_->alloc_pd();
+}
+
+Status Context::dealloc_pd(verbs::Pd* pd) {
+  std::lock_guard lock(device_->lock());
+  return device_->dealloc_pd(pd);
+}
+
+Result<const verbs::Mr*> Context::reg_mr(verbs::Pd* pd, void* addr, uint64_t length, uint64_t iova, uint32_t access) {
+  std::lock_guard lock(device_->lock());
+  return device_->mrs().reg(pd, addr, length, iova, access);
+}
+
+Result<const verbs::Mr*> Context::rereg_mr(const verbs::Mr* mr, verbs::Pd* pd, void* addr, uint64_t length,
+                                           uint64_t iova, uint32_t access) {
+  std::lock_guard lock(device_->lock());
+  return device_->mrs().rereg(mr->lkey, pd, addr, length, iova, access);
+}
+
+Status Context::dereg_mr(const verbs::Mr* mr) {
+  std::lock_guard lock(device_->lock());
+  return device_->mrs().dereg(mr->lkey);
+}
+
+Result<CompChannel*> Context::create_comp_channel() {
+  auto fd = verbs::EventFd::create();
+  if (!fd) return Err{fd.error()};
+  std::lock_guard lock(channels_mu_);
+  return channels_.emplace_back(std::make_unique<CompChannel>(std::move(*fd))).get();
+}
+
+Status Context::destroy_comp_channel(CompChannel* channel) {
+  std::lock_guard lock(channels_mu_);
+  auto it = std::find_if(channels_.begin(), channels_.end(), [&](const auto& c) { return c.get() == channel; });
+  if (it == channels_.end()) return Status(Code::kInvalidArgument, "destroy_comp_channel: no such channel");
+  if (channel->users_ != 0) return Status(Code::kBusy, "destroy_comp_channel: a CQ uses the channel");
+  channels_.erase(it);
+  return Status();
+}
+
+Result<verbs::Cq*> Context::create_cq(uint32_t cqe, void* user_context, CompChannel* channel) {
+  std::lock_guard lock(device_->lock());
+  auto cq = device_->create_cq(cqe, user_context);
+  if (!cq) return cq;
+  if (channel != nullptr) {
+    ++channel->users_;
+    (*cq)->on_notify([channel](verbs::Cq& c) { channel->queue_.push(&c); });
+    cq_channels_.emplace(*cq, channel);
+  }
+  return cq;
+}
+
+Status Context::resize_cq(verbs::Cq* cq, uint32_t cqe) {
+  if (cqe == 0 || cqe > caps_.max_cqe)
+    return Status(Code::kInvalidArgument, fmt::format("resize_cq: cqe {} (max_cqe {})", cqe, caps_.max_cqe));
+  std::lock_guard lock(device_->lock());
+  return cq->resize(cqe);
+}
+
+Status Context::destroy_cq(verbs::Cq* cq) {
+  std::lock_guard lock(device_->lock());
+  Status s = device_->destroy_cq(cq);
+  if (!s.ok()) return s;
+  if (auto it = cq_channels_.find(cq); it != cq_channels_.end()) {
+    --it->second->users_;
+    cq_channels_.erase(it);
+  }
+  return s;
+}
+
+Status Context::req_notify_cq(verbs::Cq* cq, bool solicited_only) {
+  cq->arm(solicited_only);
+  return Status();
+}
+
+Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
+  // The caller is about to wait rather than poll: the engine must not wait for its lease.
+  engine_->release_lease();
+  auto cq = channel->queue_.pop();
+  if (!cq) return Status(Code::kWouldBlock, "get_cq_event: no event");
+  return *cq;
+}
+
+size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
+  size_t n = cq->poll(out);
+  if (n != 0 || out.empty()) return n;
+  engine_->poll_inline();
+  return cq->poll(out);
+}
+
+Result<verbs::Srq*> Context::create_srq(verbs::Pd* pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit,
+                                        void* user_context) {
+  std::lock_guard lock(device_->lock());
+  return device_->create_srq(pd, max_wr, max_sge, limit, user_context);
+}
+
+Status Context::modify_srq(verbs::Srq* srq, std::optional<uint32_t> max_wr, std::optional<uint32_t> limit) {
+  if (max_wr) return Status(Code::kInvalidArgument, "modify_srq: resizing an SRQ is not supported (no SRQ_RESIZE)");
+  if (limit) {
+    std::lock_guard lock(device_->lock());
+    if (*limit > srq->rq().max_wr())
+      return Status(Code::kInvalidArgument, fmt::format("modify_srq: limit {} above max_wr {}", *limit, srq->rq().max_wr()));
+    srq->set_limit(*limit);
+  }
+  return Status();
+}
+
+Status Context::destroy_srq(verbs::Srq* srq) {
+  std::lock_guard lock(device_->lock());
+  return device_->destroy_srq(srq);
+}
+
+Status Context::post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad) {
+  return device_->post_srq_recv(srq, wrs, bad);
+}
+
+Result<rc::Qp*> Context::create_qp(verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq* recv_cq, verbs::Srq* srq,
+                                   const verbs::QpInitAttr& init, void* user_context) {
+  std::lock_guard lock(device_->lock());
+  return device_->create_qp(pd, send_cq, recv_cq, srq, init, user_context);
+}
+
+Status Context::modify_qp(rc::Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
+  Status s;
+  {
+    std::lock_guard lock(device_->lock());
+    s = device_->modify_qp(qp, attr, mask);
+  }
+  // A move to Error has WRs to flush; a move to RTS may have WRs to send.
+  if (s.ok()) engine_->kick();
+  return s;
+}
+
+Status Context::query_qp(rc::Qp* qp, verbs::QpAttr* attr, verbs::QpInitAttr* init) {
+  std::lock_guard lock(device_->lock());
+  *attr = qp->attr();
+  attr->qp_state = qp->state();
+  attr->cur_qp_state = qp->state();
+  attr->cap = qp->init_attr().cap;
+  *init = qp->init_attr();
+  return Status();
+}
+
+Status Context::destroy_qp(rc::Qp* qp) {
+  std::lock_guard lock(device_->lock());
+  return device_->destroy_qp(qp);
+}
+
+void Context::after_post() {
+  // Send now on this thread if the device is free (the lowest latency); else the engine, which
+  // holds the device, sends it on its next step.
+  if (!engine_->try_progress()) engine_->kick();
+}
+
+Status Context::post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
+  Status s = device_->post_send(qp, wrs, bad);
+  if (*bad != 0 || s.ok()) after_post();
+  return s;
+}
+
+Status Context::post_recv(rc::Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad) {
+  Status s = device_->post_recv(qp, wrs, bad);
+  if (qp->state() == verbs::QpState::kError) engine_->kick();  // flushed at once (IBA 10.3.1)
+  return s;
+}
+
+Result<verbs::Ah*> Context::create_ah(verbs::Pd* pd, const verbs::AhAttr& attr) {
+  std::lock_guard lock(device_->lock());
+  return device_->create_ah(pd, attr);
+}
+
+Status Context::destroy_ah(verbs::Ah* ah) {
+  std::lock_guard lock(device_->lock());
+  return device_->destroy_ah(ah);
+}
+
+Result<AsyncEvent> Context::get_async_event() {
+  auto e = async_.pop();
+  if (!e) return Status(Code::kWouldBlock, "get_async_event: no event");
+  return *e;
+}
+
+}  // namespace softib::provider

@@ -1,0 +1,86 @@
+// A private softibd for a C++ test: a fabric of its own (unique name, runtime and state
+// directories under a fresh temporary directory), started with --ready-fd so the test waits
+// for "ready" rather than sleeping, and killed (SIGTERM, then SIGKILL) when the object goes.
+// SOFTIB_SOFTIBD names the binary (CMake passes $<TARGET_FILE:softibd>).
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace softib::testing {
+
+class SoftibdProcess {
+ public:
+  // `topology`: a net file or generator spec; `sm`: run the embedded SM (ports go Active).
+  explicit SoftibdProcess(const std::string& topology = "switch:hosts=2", bool sm = true) {
+    std::random_device rd;
+    name_ = "t" + std::to_string(rd() % 1000000000u);
+    char tmpl[] = "/tmp/softib-test-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    const std::string run = dir_ + "/run", state = dir_ + "/state";
+    socket_ = run + "/softibd.sock";
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(ready[1], 3);  // --ready-fd 3 (dup2 clears CLOEXEC)
+      std::vector<std::string> args = {SOFTIB_SOFTIBD, "--fabric", name_, "--topology", topology,
+                                       "--runtime-dir", run, "--state-dir", state, "--ready-fd", "3"};
+      if (sm) args.push_back("--sm");
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    ::close(ready[1]);
+    char buf[16] = {};
+    // Blocks until softibd says ready (or exits: read returns 0).
+    ready_ = ::read(ready[0], buf, sizeof buf) > 0;
+    ::close(ready[0]);
+  }
+  ~SoftibdProcess() { stop(); }
+  SoftibdProcess(const SoftibdProcess&) = delete;
+  SoftibdProcess& operator=(const SoftibdProcess&) = delete;
+
+  bool ready() const { return ready_; }
+  const std::string& name() const { return name_; }
+  const std::string& socket() const { return socket_; }
+  pid_t pid() const { return pid_; }
+
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 500; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = 0;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait for exit
+    }
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = 0;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  std::string name_, dir_, socket_;
+  pid_t pid_ = 0;
+  bool ready_ = false;
+};
+
+}  // namespace softib::testing

@@ -1,0 +1,489 @@
+// The verbs data path between two contexts, over the in-process loopback link and over shared
+// memory through softibd: the same suite on both. RC (every operation, RNR, error completions
+// and the flush that follows), UC, UD (address handles, the GRH area, Q_Keys), SRQs,
+// completion channels (real, pollable fds; solicited-only), CQ overrun, asynchronous events,
+// and one-sided operations that complete while the target does nothing.
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <thread>
+
+#include "ipc/client.hpp"
+#include "verbs/fixture.hpp"
+
+namespace softib::testing {
+namespace {
+
+class Rc : public VerbsSuite {
+ protected:
+  void SetUp() override {
+    VerbsSuite::SetUp();
+    if (HasFatalFailure()) return;
+    qa = create_qp(a, QpType::kRc);
+    qb = create_qp(b, QpType::kRc);
+    connect(qa, qb);
+  }
+  rc::Qp* qa = nullptr;
+  rc::Qp* qb = nullptr;
+};
+
+TEST_P(Rc, SendRecvAcrossSizes) {
+  for (uint32_t len : {0u, 1u, 1023u, 1024u, 1025u, 65536u, 1000001u}) {
+    SCOPED_TRACE(len);
+    fill_pattern(a.buffer, 0, len, len);
+    std::fill(b.buffer.begin(), b.buffer.begin() + len + 16, 0);
+    ASSERT_TRUE(post_recv(b, qb, 7, {b.sge(0, len + 16)}).ok());
+    SendWr wr;
+    wr.wr_id = 42;
+    wr.send_flags = send_flag::kSignaled;
+    Sge s = a.sge(0, len);
+    wr.sg_list = {&s, 1};
+    ASSERT_TRUE(post_send(a, qa, wr).ok());
+    auto rwc = reap(b, b.rcq, 1);
+    auto swc = reap(a, a.scq, 1);
+    ASSERT_EQ(rwc.size(), 1u);
+    ASSERT_EQ(swc.size(), 1u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(rwc[0].wr_id, 7u);
+    EXPECT_EQ(rwc[0].byte_len, len);
+    EXPECT_EQ(rwc[0].qp_num, qb->qpn());
+    EXPECT_EQ(rwc[0].src_qp, qa->qpn());
+    EXPECT_EQ(rwc[0].slid, a.lid);
+    EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(swc[0].wr_id, 42u);
+    EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + len, b.buffer.begin()));
+    EXPECT_EQ(b.buffer[len], 0);
+  }
+}
+
+TEST_P(Rc, InlineImmediateSolicitedAndScatterGather) {
+  // Two receive SGEs, a three-SGE send with immediate data and the solicited bit.
+  ASSERT_TRUE(post_recv(b, qb, 1, {b.sge(0, 100), b.sge(1000, 5000)}).ok());
+  fill_pattern(a.buffer, 0, 4000, 9);
+  SendWr wr;
+  wr.wr_id = 2;
+  wr.opcode = WrOpcode::kSendWithImm;
+  wr.imm_data = htonl(0xC0FFEE);
+  wr.send_flags = send_flag::kSignaled | send_flag::kSolicited;
+  Sge s[3] = {a.sge(0, 10), a.sge(10, 90), a.sge(100, 3900)};
+  wr.sg_list = s;
+  ASSERT_TRUE(post_send(a, qa, wr).ok());
+  auto rwc = reap(b, b.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].wc_flags, wc_flag::kWithImm);
+  EXPECT_EQ(ntohl(rwc[0].imm_data), 0xC0FFEEu);
+  EXPECT_EQ(rwc[0].byte_len, 4000u);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 100, b.buffer.begin()));
+  EXPECT_TRUE(std::equal(a.buffer.begin() + 100, a.buffer.begin() + 4000, b.buffer.begin() + 1000));
+  ASSERT_EQ(reap(a, a.scq, 1).size(), 1u);
+
+  // Inline: the caller's buffer may change as soon as the post returns.
+  ASSERT_TRUE(post_recv(b, qb, 3, {b.sge(0, 200)}).ok());
+  uint8_t inline_data[100];
+  for (int i = 0; i < 100; ++i) inline_data[i] = static_cast<uint8_t>(i + 1);
+  SendWr in;
+  in.wr_id = 4;
+  in.send_flags = send_flag::kSignaled | send_flag::kInline;
+  Sge is{reinterpret_cast<uint64_t>(inline_data), 100, LKey(0)};  // no key: inline needs none
+  in.sg_list = {&is, 1};
+  ASSERT_TRUE(post_send(a, qa, in).ok());
+  std::memset(inline_data, 0, sizeof inline_data);
+  rwc = reap(b, b.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].byte_len, 100u);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(b.buffer[static_cast<size_t>(i)], i + 1);
+  EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess);
+}
+
+TEST_P(Rc, WriteReadAndWriteWithImmOfAMebibyte) {
+  constexpr uint32_t kLen = 1 << 20;
+  fill_pattern(a.buffer, 0, kLen, 3);
+  const Sge w = a.sge(0, kLen);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, w, b.addr(kLen), b.mr->rkey, 1)).ok());
+  auto wc = reap(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].opcode, WcOpcode::kRdmaWrite);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + kLen, b.buffer.begin() + kLen));
+  EXPECT_EQ(b.rcq->queued(), 0u) << "a plain WRITE consumes no receive";
+
+  fill_pattern(b.buffer, 2 * kLen, kLen, 5);
+  const Sge r = a.sge(2 * kLen, kLen);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaRead, r, b.addr(2 * kLen), b.mr->rkey, 2)).ok());
+  wc = reap(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].opcode, WcOpcode::kRdmaRead);
+  EXPECT_EQ(wc[0].byte_len, kLen);
+  EXPECT_TRUE(std::equal(b.buffer.begin() + 2 * kLen, b.buffer.begin() + 3 * kLen, a.buffer.begin() + 2 * kLen));
+
+  ASSERT_TRUE(post_recv(b, qb, 9, {b.sge(0, 0)}).ok());
+  SendWr imm = one_sided(WrOpcode::kRdmaWriteWithImm, a.sge(0, 5000), b.addr(3 * kLen), b.mr->rkey, 3);
+  const Sge s5000 = a.sge(0, 5000);
+  imm.sg_list = {&s5000, 1};
+  imm.imm_data = htonl(77);
+  ASSERT_TRUE(post_send(a, qa, imm).ok());
+  auto rwc = reap(b, b.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].opcode, WcOpcode::kRecvRdmaWithImm);
+  EXPECT_EQ(rwc[0].byte_len, 5000u);
+  EXPECT_EQ(ntohl(rwc[0].imm_data), 77u);
+  EXPECT_EQ(reap(a, a.scq, 1).size(), 1u);
+}
+
+TEST_P(Rc, OneSidedOperationsCompleteWhileTheTargetDoesNothing) {
+  // B's application makes no call at all from here on: only its engine may act.
+  fill_pattern(a.buffer, 0, 300000, 21);
+  fill_pattern(b.buffer, 1 << 20, 300000, 22);
+  const Sge w = a.sge(0, 300000);
+  const Sge r = a.sge(1 << 21, 300000);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, w, b.addr(0), b.mr->rkey, 1)).ok());
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaRead, r, b.addr(1 << 20), b.mr->rkey, 2)).ok());
+  // A waits without polling either, so both engines carry it.
+  ASSERT_TRUE(wait_queued(a.scq, 2));
+  auto wc = reap(a, a.scq, 2);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[1].status, WcStatus::kSuccess);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 300000, b.buffer.begin()));
+  EXPECT_TRUE(std::equal(b.buffer.begin() + (1 << 20), b.buffer.begin() + (1 << 20) + 300000,
+                         a.buffer.begin() + (1 << 21)));
+}
+
+TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {
+  // Two QPs from A and one from B itself hammer the same counter at B.
+  rc::Qp* qa2 = create_qp(a, QpType::kRc);
+  rc::Qp* qb2 = create_qp(b, QpType::kRc);
+  connect(qa2, qb2);
+  uint64_t* counter = reinterpret_cast<uint64_t*>(b.buffer.data() + 4096);
+  *counter = 1000;
+  constexpr int kPerQp = 300;
+  std::atomic<int> errors{0};
+  auto hammer = [&](rc::Qp* qp, size_t result_at) {
+    for (int i = 0; i < kPerQp; ++i) {
+      const Sge s = a.sge(result_at + 8 * static_cast<size_t>(i), 8);
+      SendWr wr;
+      wr.wr_id = static_cast<uint64_t>(i);
+      wr.opcode = WrOpcode::kAtomicFetchAndAdd;
+      wr.send_flags = send_flag::kSignaled;
+      wr.sg_list = {&s, 1};
+      wr.atomic.remote_addr = b.addr(4096);
+      wr.atomic.rkey = b.mr->rkey;
+      wr.atomic.compare_add = 1;
+      size_t bad;
+      while (true) {
+        Status st = a.ctx->post_send(qp, std::span<const SendWr>(&wr, 1), &bad);
+        if (st.ok()) break;
+        if (st.code() != Code::kResourceExhausted) {
+          ++errors;
+          return;
+        }
+        std::this_thread::yield();  // the send queue is full: completions free it
+      }
+    }
+  };
+  Cq* cq2 = a.scq;
+  std::thread t1(hammer, qa, 0);
+  std::thread t2(hammer, qa2, 8 * kPerQp);
+  auto wc = reap(a, cq2, 2 * kPerQp);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(errors.load(), 0);
+  ASSERT_EQ(wc.size(), 2u * kPerQp);
+  for (const auto& c : wc) ASSERT_EQ(c.status, WcStatus::kSuccess);
+  EXPECT_EQ(*counter, 1000u + 2 * kPerQp);
+  // Every fetched value is distinct: no two fetch-and-adds saw the same counter.
+  std::vector<uint64_t> seen(reinterpret_cast<uint64_t*>(a.buffer.data()),
+                             reinterpret_cast<uint64_t*>(a.buffer.data()) + 2 * kPerQp);
+  std::sort(seen.begin(), seen.end());
+  for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1000 + i);
+
+  // Compare and swap: the first succeeds, the second sees the new value.
+  const Sge cs = a.sge(100000, 8);
+  SendWr wr;
+  wr.opcode = WrOpcode::kAtomicCmpAndSwp;
+  wr.send_flags = send_flag::kSignaled;
+  wr.sg_list = {&cs, 1};
+  wr.atomic = {b.addr(4096), 1000u + 2 * kPerQp, 5, b.mr->rkey};
+  ASSERT_TRUE(post_send(a, qa, wr).ok());
+  ASSERT_TRUE(post_send(a, qa, wr).ok());
+  wc = reap(a, a.scq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(*counter, 5u);
+  uint64_t got;
+  std::memcpy(&got, a.buffer.data() + 100000, 8);
+  EXPECT_EQ(got, 5u) << "the second compare saw the swapped value";
+}
+
+TEST_P(Rc, RnrRetriesUntilAReceiveIsPosted) {
+  SendWr wr;
+  wr.wr_id = 1;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s = a.sge(0, 64);
+  wr.sg_list = {&s, 1};
+  ASSERT_TRUE(post_send(a, qa, wr).ok());
+  // No receive yet: the responder answers RNR NAKs, the requester waits and retries (7 =
+  // forever). A receive posted later lets it through.
+  WorkCompletion wc[1];
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(a.ctx->poll_cq(a.scq, wc), 0u);
+  ASSERT_TRUE(post_recv(b, qb, 2, {b.sge(0, 64)}).ok());
+  EXPECT_EQ(reap(b, b.rcq, 1)[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess);
+}
+
+TEST_P(Rc, ABadRkeyIsARemoteAccessErrorAndTheRestIsFlushed) {
+  const Sge s = a.sge(0, 100);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), RKey(b.mr->rkey.value() ^ 0x100), 1)).ok());
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 2)).ok());
+  auto wc = reap(a, a.scq, 2);
+  ASSERT_EQ(wc.size(), 2u);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRemAccessErr);
+  EXPECT_EQ(wc[1].wr_id, 2u);
+  EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(qa->state(), QpState::kError);
+  // A post to a QP in Error completes at once, flushed (IBA 10.3.1).
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 3)).ok());
+  wc = reap(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kWrFlushErr);
+}
+
+TEST_P(Rc, ABadLkeyIsALocalProtectionError) {
+  const Sge s{a.addr(0), 100, LKey(a.mr->lkey.value() + 0x100)};
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 1)).ok());
+  auto wc = reap(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kLocProtErr);
+}
+
+TEST_P(Rc, MisuseReturnsTheErrnoLibibverbsReturns) {
+  rc::Qp* fresh = create_qp(a, QpType::kRc);
+  const Sge s = a.sge(0, 8);
+  SendWr wr = one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey);
+  EXPECT_EQ(post_send(a, fresh, wr).to_errno(), EINVAL) << "a QP in RESET takes no sends";
+  QpAttr at;
+  at.qp_state = QpState::kRtr;
+  EXPECT_EQ(a.ctx->modify_qp(fresh, at, attr::kState).to_errno(), EINVAL) << "RESET -> RTR is not a transition";
+  EXPECT_EQ(a.ctx->dealloc_pd(a.pd).to_errno(), EBUSY) << "QPs and MRs use the PD";
+  EXPECT_EQ(a.ctx->destroy_cq(a.scq).to_errno(), EBUSY);
+  EXPECT_EQ(a.ctx->reg_mr(a.pd, a.buffer.data(), 64, a.addr(), access::kRemoteWrite).error().to_errno(), EINVAL)
+      << "remote write without local write";
+  EXPECT_EQ(a.ctx->query_port(2).error().to_errno(), EINVAL);
+}
+
+TEST_P(Rc, CqOverrunRaisesAnAsyncEvent) {
+  auto tiny = a.ctx->create_cq(2, reinterpret_cast<void*>(0x1234), nullptr);
+  ASSERT_TRUE(tiny.ok());
+  rc::Qp* q = create_qp(a, QpType::kRc, 16, nullptr, *tiny);
+  rc::Qp* p = create_qp(b, QpType::kRc);
+  connect_one(a, q, b, p);
+  connect_one(b, p, a, q);
+  const Sge s = a.sge(0, 8);
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(post_send(a, q, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey)).ok());
+  ASSERT_TRUE(wait_queued(*tiny, 2));
+  auto e = a.ctx->get_async_event();  // blocks until it arrives
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->type, AsyncEventType::kCqErr);
+  EXPECT_EQ(e->object, reinterpret_cast<void*>(0x1234));
+}
+
+TEST_P(Rc, CompletionChannelsArePollableFds) {
+  auto ch = b.ctx->create_comp_channel();
+  ASSERT_TRUE(ch.ok());
+  auto cq = b.ctx->create_cq(64, nullptr, *ch);
+  ASSERT_TRUE(cq.ok());
+  rc::Qp* q = create_qp(a, QpType::kRc);
+  QpInitAttr init;
+  init.cap = {16, 16, 1, 1, 0};
+  rc::Qp* p = *b.ctx->create_qp(b.pd, b.scq, *cq, nullptr, init, nullptr);
+  connect_one(a, q, b, p);
+  connect_one(b, p, a, q);
+  ASSERT_TRUE(post_recv(b, p, 1, {b.sge(0, 64)}).ok());
+  ASSERT_TRUE(post_recv(b, p, 2, {b.sge(64, 64)}).ok());
+  // Solicited only: an unsolicited send does not wake the channel, a solicited one does.
+  ASSERT_TRUE(b.ctx->req_notify_cq(*cq, true).ok());
+  int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, (*ch)->fd(), &ev), 0) << "a real fd, as libibverbs' channels are";
+  SendWr wr;
+  const Sge s = a.sge(0, 8);
+  wr.sg_list = {&s, 1};
+  ASSERT_TRUE(post_send(a, q, wr).ok());
+  ASSERT_TRUE(wait_queued(*cq, 1));
+  EXPECT_EQ(::epoll_wait(ep, &ev, 1, 50), 0) << "unsolicited: no event";
+  wr.send_flags = send_flag::kSolicited;
+  ASSERT_TRUE(post_send(a, q, wr).ok());
+  EXPECT_EQ(::epoll_wait(ep, &ev, 1, 20000), 1) << "solicited: the fd becomes readable";
+  auto got = b.ctx->get_cq_event(*ch);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, *cq);
+  ::close(ep);
+  EXPECT_EQ(b.ctx->destroy_comp_channel(*ch).to_errno(), EBUSY) << "the CQ still uses it";
+}
+
+// ---- UC ----
+
+TEST_P(Rc, UcSendAndWrite) {
+  rc::Qp* ua = create_qp(a, QpType::kUc);
+  rc::Qp* ub = create_qp(b, QpType::kUc);
+  connect(ua, ub);
+  fill_pattern(a.buffer, 0, 20000, 77);
+  ASSERT_TRUE(post_recv(b, ub, 5, {b.sge(0, 20000)}).ok());
+  SendWr wr;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s = a.sge(0, 20000);
+  wr.sg_list = {&s, 1};
+  ASSERT_TRUE(post_send(a, ua, wr).ok());
+  auto rwc = reap(b, b.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].byte_len, 20000u);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin()));
+  EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess) << "UC completes once sent";
+  ASSERT_TRUE(post_send(a, ua, one_sided(WrOpcode::kRdmaWrite, s, b.addr(100000), b.mr->rkey)).ok());
+  EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess);
+  // UC is unacknowledged: a completion says it was sent, so wait for the bytes themselves.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin() + 100000) &&
+         std::chrono::steady_clock::now() < limit)
+    std::this_thread::yield();
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin() + 100000));
+}
+
+// ---- UD ----
+
+TEST_P(Rc, UdSendsWithAnAddressHandleTheGrhAreaAndQkeys) {
+  rc::Qp* ua = create_qp(a, QpType::kUd);
+  rc::Qp* ub = create_qp(b, QpType::kUd);
+  ready_ud(a, ua, 0x11111111);
+  ready_ud(b, ub, 0x22222222);
+  AhAttr at;
+  at.dlid = b.lid;
+  at.port_num = 1;
+  at.is_global = true;
+  at.grh.dgid = b.gid;
+  at.grh.hop_limit = 64;
+  auto ah = a.ctx->create_ah(a.pd, at);
+  ASSERT_TRUE(ah.ok());
+  ASSERT_TRUE(post_recv(b, ub, 1, {b.sge(0, 40 + 1024)}).ok());
+  ASSERT_TRUE(post_recv(b, ub, 2, {b.sge(2048, 40 + 1024)}).ok());
+  fill_pattern(a.buffer, 0, 1000, 5);
+  SendWr wr;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s = a.sge(0, 1000);
+  wr.sg_list = {&s, 1};
+  wr.ud = {*ah, ub->qpn(), QKey(0x33333333)};  // the wrong Q_Key: dropped
+  ASSERT_TRUE(post_send(a, ua, wr).ok());
+  wr.ud.remote_qkey = QKey(0x22222222);
+  ASSERT_TRUE(post_send(a, ua, wr).ok());
+  auto rwc = reap(b, b.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].wr_id, 1u) << "the first message was dropped, so the first WQE took the second";
+  EXPECT_EQ(rwc[0].byte_len, 1040u) << "40 bytes of GRH and the payload";
+  EXPECT_EQ(rwc[0].src_qp, ua->qpn());
+  EXPECT_EQ(rwc[0].slid, a.lid);
+  EXPECT_TRUE(rwc[0].wc_flags & wc_flag::kGrh);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 1000, b.buffer.begin() + 40));
+  EXPECT_EQ(reap(a, a.scq, 2).size(), 2u);
+  EXPECT_EQ(b.ctx->device().counters().dropped(rc::Drop::kBadQkey), 1u);
+  EXPECT_TRUE(a.ctx->destroy_ah(*ah).ok());
+}
+
+// ---- SRQ ----
+
+TEST_P(Rc, TwoQpsDrawFromOneSrqAndItsLimitFiresOnce) {
+  auto srq = b.ctx->create_srq(b.pd, 16, 2, 0, reinterpret_cast<void*>(0x5151));
+  ASSERT_TRUE(srq.ok());
+  rc::Qp* s1 = create_qp(b, QpType::kRc, 64, *srq);
+  rc::Qp* s2 = create_qp(b, QpType::kRc, 64, *srq);
+  rc::Qp* c1 = create_qp(a, QpType::kRc);
+  rc::Qp* c2 = create_qp(a, QpType::kRc);
+  connect_one(a, c1, b, s1);
+  connect_one(b, s1, a, c1);
+  connect_one(a, c2, b, s2);
+  connect_one(b, s2, a, c2);
+  for (uint64_t i = 0; i < 6; ++i) {
+    const Sge g = b.sge(i * 256, 256);
+    RecvWr rw{i, {&g, 1}};
+    size_t bad;
+    ASSERT_TRUE(b.ctx->post_srq_recv(*srq, {&rw, 1}, &bad).ok());
+  }
+  ASSERT_TRUE(b.ctx->modify_srq(*srq, std::nullopt, 4).ok());
+  EXPECT_EQ(b.ctx->modify_srq(*srq, 32u, std::nullopt).to_errno(), EINVAL);
+  SendWr wr;
+  wr.send_flags = send_flag::kSignaled;
+  Sge s = a.sge(0, 100);
+  wr.sg_list = {&s, 1};
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(post_send(a, c1, wr).ok());
+    ASSERT_TRUE(post_send(a, c2, wr).ok());
+  }
+  auto rwc = reap(b, b.rcq, 4);
+  ASSERT_EQ(rwc.size(), 4u);
+  std::vector<uint64_t> ids;
+  for (const auto& c : rwc) ids.push_back(c.wr_id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{0, 1, 2, 3})) << "each WQE used once";
+  auto e = b.ctx->get_async_event();
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->type, AsyncEventType::kSrqLimitReached);
+  EXPECT_EQ(e->object, reinterpret_cast<void*>(0x5151));
+  EXPECT_EQ(b.ctx->destroy_srq(*srq).to_errno(), EBUSY);
+}
+
+TEST_P(Rc, PortAttributesAreTheFabrics) {
+  auto p = a.ctx->query_port(1);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->port.state, 4);
+  EXPECT_EQ(p->port.phys_state, 5);
+  EXPECT_NE(p->port.lid, 0);
+  EXPECT_NE(p->port.lid, b.lid.value());
+  EXPECT_EQ(a.ctx->query_pkey(1, 0).value(), PKey::default_full());
+  EXPECT_EQ(a.ctx->query_gid(1, 0)->interface_id(), a.ctx->info().port_guids[0]);
+  EXPECT_EQ(a.ctx->caps().vendor_id, kSoftibVendorId);
+  EXPECT_GT(a.ctx->caps().max_qp, 1000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Link, Rc, ::testing::Values(LinkKind::kLoopback, LinkKind::kShm), link_name);
+
+// ---- only through softibd: the fabric itself ----
+
+class Fabric : public Rc {};
+
+TEST_P(Fabric, ALinkTakenDownIsAPortErrorAndTheQpRetriesOutThenPortActiveReturns) {
+  Connect fast;
+  fast.timeout = 8;  // 1 ms
+  fast.retry_cnt = 2;
+  rc::Qp* q = create_qp(a, QpType::kRc);
+  rc::Qp* p = create_qp(b, QpType::kRc);
+  connect_one(a, q, b, p, fast);
+  connect_one(b, p, a, q, fast);
+  auto ctl = ipc::Connection::open({}, "test", daemon->socket());
+  ASSERT_TRUE(ctl.ok());
+  ASSERT_TRUE(ctl->link_set(b.ctx->info().node, 1, ipc::LinkOp::kDown).ok());
+  auto e = b.ctx->get_async_event();
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->type, AsyncEventType::kPortErr);
+  EXPECT_EQ(e->port_num, 1);
+  const Sge s = a.sge(0, 100);
+  ASSERT_TRUE(post_send(a, q, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 1)).ok());
+  auto wc = reap(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRetryExcErr);
+  EXPECT_GT(a.ctx->shm_link()->counters().lost_port_down, 0u);
+  ASSERT_TRUE(ctl->link_set(b.ctx->info().node, 1, ipc::LinkOp::kUp).ok());
+  // The SM brings the port back to Active.
+  for (;;) {
+    auto ev = b.ctx->get_async_event();
+    ASSERT_TRUE(ev.ok());
+    if (ev->type == AsyncEventType::kPortActive) break;
+  }
+  EXPECT_EQ(b.ctx->query_port(1)->port.state, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Link, Fabric, ::testing::Values(LinkKind::kShm), link_name);
+
+}  // namespace
+}  // namespace softib::testing
