@@ -24,6 +24,7 @@ set(SOFTIB_LAYER_provider 7)
 set(SOFTIB_LAYER_tools  8)
 set(SOFTIB_LAYER_daemon 8)
 set(SOFTIB_LAYER_compat 8)
+set(SOFTIB_LAYER_api    8)
 
 function(softib_module name)
   cmake_parse_arguments(M "" "" "DEPS;LIBS" ${ARGN})

@@ -123,6 +123,28 @@ void Engine::run() {
   auto idle_since = std::chrono::steady_clock::now();
   auto last_housekeeping = idle_since;
   while (!stop_.load()) {
+    // An application thread polling holds the lease: it drives the device itself (the inbox,
+    // the timers, the requester), so the engine stays asleep instead of fighting it for the
+    // device lock, and wakes when the lease runs out.
+    if (shm_ != nullptr) {
+      const uint64_t lease = shm_->inbox().lease_until();
+      const uint64_t now_ns = link::monotonic_ns();
+      if (lease > now_ns) {
+        counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
+        const uint64_t wait_ns = lease - now_ns;
+        timespec ts{};
+        ts.tv_sec = static_cast<time_t>(wait_ns / 1'000'000'000);
+        ts.tv_nsec = static_cast<long>(wait_ns % 1'000'000'000);
+        sleeping_.store(true);
+        sleep_until_ns_.store(SteadyClock::instance().now().time_since_epoch().count() + static_cast<int64_t>(wait_ns));
+        pollfd p{doorbell_.fd(), POLLIN, 0};
+        if (::ppoll(&p, 1, &ts, nullptr) > 0) doorbell_.drain();
+        sleeping_.store(false);
+        sleep_until_ns_.store(INT64_MAX);
+        idle_since = std::chrono::steady_clock::now();
+        continue;
+      }
+    }
     bool did;
     bool blocked;
     std::optional<TimePoint> deadline;

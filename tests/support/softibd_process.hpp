@@ -1,7 +1,8 @@
-// A private softibd for a C++ test: a fabric of its own (unique name, runtime and state
-// directories under a fresh temporary directory), started with --ready-fd so the test waits
-// for "ready" rather than sleeping, and killed (SIGTERM, then SIGKILL) when the object goes.
-// SOFTIB_SOFTIBD names the binary (CMake passes $<TARGET_FILE:softibd>).
+// A private softibd for a C++ test or benchmark: a fabric of its own (unique name, runtime
+// and state directories under a fresh temporary directory), started with --ready-fd so the
+// caller waits for "ready" rather than sleeping, and killed (SIGTERM, then SIGKILL) when the
+// object goes. The binary is `softibd` (tests: CMake passes $<TARGET_FILE:softibd> as
+// SOFTIB_SOFTIBD, the default).
 #pragma once
 
 #include <fcntl.h>
@@ -22,7 +23,11 @@ namespace softib::testing {
 class SoftibdProcess {
  public:
   // `topology`: a net file or generator spec; `sm`: run the embedded SM (ports go Active).
-  explicit SoftibdProcess(const std::string& topology = "switch:hosts=2", bool sm = true) {
+#ifdef SOFTIB_SOFTIBD
+  explicit SoftibdProcess(const std::string& topology = "switch:hosts=2", bool sm = true)
+      : SoftibdProcess(SOFTIB_SOFTIBD, topology, sm) {}
+#endif
+  SoftibdProcess(const std::string& binary, const std::string& topology, bool sm) {
     std::random_device rd;
     name_ = "t" + std::to_string(rd() % 1000000000u);
     char tmpl[] = "/tmp/softib-test-XXXXXX";
@@ -34,7 +39,7 @@ class SoftibdProcess {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(ready[1], 3);  // --ready-fd 3 (dup2 clears CLOEXEC)
-      std::vector<std::string> args = {SOFTIB_SOFTIBD, "--fabric", name_, "--topology", topology,
+      std::vector<std::string> args = {binary, "--fabric", name_, "--topology", topology,
                                        "--runtime-dir", run, "--state-dir", state, "--ready-fd", "3"};
       if (sm) args.push_back("--sm");
       std::vector<char*> argv;

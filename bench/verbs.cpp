@@ -1,0 +1,364 @@
+// The verbs data path between two processes on shared memory, through the native C++ API
+// (include/softib/verbs.hpp), as issue 5's targets measure it:
+//
+//   bench_verbs lat  --size 8 --iters N        RC SEND/RECV ping-pong: half round trip
+//   bench_verbs bw   --op write|read --size N --iters K   RDMA WRITE/READ bandwidth
+//   bench_verbs rate --size 64 --iters N       SEND message rate
+//
+// Each prints one JSON line. The anchors (UCX, libfabric, the cache-line ping-pong) are run
+// next to it by bench/datapath.py. The fabric is a private softibd started from the build
+// tree (../bin/softibd next to this binary) unless --socket names one; the parent process is
+// host-a's side, a forked child host-b's.
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "softib/verbs.hpp"
+#include "support/softibd_process.hpp"
+
+using namespace softib;
+
+namespace {
+
+struct Args {
+  std::string mode;
+  std::string op = "write";
+  uint32_t size = 8;
+  uint64_t iters = 0;
+  uint32_t window = 0;
+  std::string socket;
+  bool pin = false;
+};
+
+struct Peer {
+  uint16_t lid;
+  uint32_t qpn;
+  uint32_t rkey;
+  uint64_t addr;
+};
+
+[[noreturn]] void usage() {
+  std::fprintf(stderr,
+               "usage: bench_verbs lat|bw|rate [--size N] [--iters N] [--op write|read] [--window N] "
+               "[--socket PATH] [--pin]\n");
+  std::exit(2);
+}
+
+Args parse(int argc, char** argv) {
+  if (argc < 2) usage();
+  Args a;
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) usage();
+      return argv[++i];
+    };
+    if (k == "--size") a.size = static_cast<uint32_t>(std::stoul(next()));
+    else if (k == "--iters") a.iters = std::stoull(next());
+    else if (k == "--op") a.op = next();
+    else if (k == "--window") a.window = static_cast<uint32_t>(std::stoul(next()));
+    else if (k == "--socket") a.socket = next();
+    else if (k == "--pin") a.pin = true;
+    else usage();
+  }
+  if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate") usage();
+  if (a.op != "write" && a.op != "read") usage();
+  return a;
+}
+
+std::string softibd_path() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string self(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  return self.substr(0, self.rfind('/')) + "/../bin/softibd";
+}
+
+void pin_to(size_t cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  ::sched_setaffinity(0, sizeof set, &set);
+}
+
+void write_all(int fd, const void* p, size_t n) {
+  if (::write(fd, p, n) != static_cast<ssize_t>(n)) std::exit(3);
+}
+void read_all(int fd, void* p, size_t n) {
+  if (::read(fd, p, n) != static_cast<ssize_t>(n)) std::exit(3);
+}
+
+// One side: a context on its device, an RC QP, CQs and a registered buffer.
+struct Side {
+  Side(const Options& o, int device, size_t bytes)
+      : ctx(Context::open(devices(o).at(static_cast<size_t>(device)), o)),
+        pd(ctx.alloc_pd()),
+        scq(ctx.create_cq(8192)),
+        rcq(ctx.create_cq(8192)),
+        buf(bytes),
+        mr(pd.reg_mr(buf.data(), buf.size(), access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead)),
+        qp(pd.create_qp(init(), scq, rcq)) {}
+  static QpInitAttr init() {
+    QpInitAttr i;
+    i.qp_type = QpType::kRc;
+    i.cap = {4096, 4096, 1, 1, 64};
+    return i;
+  }
+  Peer me() {
+    return Peer{ctx.query_port(1).port.lid, qp.qp_num(), mr.rkey(),
+                reinterpret_cast<uint64_t>(buf.data())};
+  }
+  void connect(const Peer& p) {
+    QpAttr a;
+    a.qp_state = QpState::kInit;
+    a.port_num = 1;
+    a.qp_access_flags = access::kRemoteWrite | access::kRemoteRead;
+    qp.modify(a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags);
+    a = {};
+    a.qp_state = QpState::kRtr;
+    a.path_mtu = static_cast<Mtu>(ctx.query_port(1).port.active_mtu);  // as perftest: the port's MTU
+    a.dest_qp_num = Qpn(p.qpn);
+    a.rq_psn = Psn(0);
+    a.ah_attr.dlid = Lid(p.lid);
+    a.ah_attr.port_num = 1;
+    a.max_dest_rd_atomic = 16;
+    a.min_rnr_timer = 1;
+    qp.modify(a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn | attr::kMaxDestRdAtomic |
+                     attr::kMinRnrTimer);
+    a = {};
+    a.qp_state = QpState::kRts;
+    a.sq_psn = Psn(0);
+    a.timeout = 14;
+    a.retry_cnt = 7;
+    a.rnr_retry = 7;
+    a.max_rd_atomic = 16;
+    qp.modify(a, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry | attr::kMaxQpRdAtomic);
+  }
+  void post_recv(uint64_t id, uint32_t len) {
+    const Sge s = mr.sge(0, len);
+    if (qp.post_recv(RecvWr{id, {&s, 1}}) != 0) std::exit(4);
+  }
+  WorkCompletion wait(CompletionQueue& cq) {
+    WorkCompletion wc;
+    while (cq.poll({&wc, 1}) == 0) {
+    }
+    if (wc.status != WcStatus::kSuccess) {
+      std::fprintf(stderr, "completion failed: %s\n", std::string(verbs::to_string(wc.status)).c_str());
+      std::exit(5);
+    }
+    return wc;
+  }
+
+  ~Side() {
+    if (std::getenv("BENCH_VERBOSE") == nullptr) return;
+    const auto& e = ctx.native().engine().counters();
+    const auto* l = ctx.native().shm_link();
+    std::fprintf(stderr, "pid %d: engine steps %lu sleeps %lu wakeups %lu inline %lu; shm sent %lu received %lu refused %lu doorbells %lu\n",
+                 ::getpid(), e.steps.load(), e.sleeps.load(), e.wakeups.load(), e.inline_steps.load(),
+                 l ? l->counters().frames_sent : 0, l ? l->counters().frames_received : 0, l ? l->counters().refused : 0,
+                 l ? l->counters().doorbells : 0);
+  }
+  Context ctx;
+  ProtectionDomain pd;
+  CompletionQueue scq, rcq;
+  std::vector<uint8_t> buf;
+  MemoryRegion mr;
+  QueuePair qp;
+};
+
+constexpr uint32_t kPrepost = 512;
+
+// RC SEND/RECV ping-pong: both sides keep receives posted; A sends, B answers.
+double latency(Side& s, bool client, const Args& a, int sync) {
+  const uint64_t warm = std::max<uint64_t>(a.iters / 10, 100);
+  const bool inl = a.size <= 64;
+  for (uint32_t i = 0; i < kPrepost; ++i) s.post_recv(i, a.size);
+  char c = 0;
+  write_all(sync, &c, 1);
+  read_all(sync, &c, 1);
+  const Sge sge = s.mr.sge(0, a.size);
+  SendWr wr;
+  wr.opcode = WrOpcode::kSend;
+  wr.sg_list = {&sge, 1};
+  auto send = [&](uint64_t i) {
+    // Signal every 64th send so the send queue's slots come back without a poll per message.
+    wr.send_flags = (inl ? send_flag::kInline : 0u) | (i % 64 == 63 ? send_flag::kSignaled : 0u);
+    if (s.qp.post_send(wr) != 0) std::exit(6);
+    if (i % 64 == 63) s.wait(s.scq);
+  };
+  auto recv = [&](uint64_t i) {
+    s.wait(s.rcq);
+    s.post_recv(i, a.size);
+  };
+  std::chrono::steady_clock::time_point start;
+  for (uint64_t i = 0; i < warm + a.iters; ++i) {
+    if (i == warm) start = std::chrono::steady_clock::now();
+    if (client) {
+      send(i);
+      recv(i);
+    } else {
+      recv(i);
+      send(i);
+    }
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  return ns / 2 / static_cast<double>(a.iters) / 1000.0;  // us per half round trip
+}
+
+// RDMA WRITE or READ of `size` bytes, `window` in flight, B idle (its engine alone serves).
+double bandwidth(Side& s, const Peer& peer, const Args& a) {
+  const uint32_t window = a.window != 0 ? a.window : std::max<uint32_t>(4, std::min<uint32_t>(1024, (8u << 20) / a.size));
+  const Sge sge = s.mr.sge(0, a.size);
+  SendWr wr;
+  wr.opcode = a.op == "read" ? WrOpcode::kRdmaRead : WrOpcode::kRdmaWrite;
+  wr.sg_list = {&sge, 1};
+  wr.rdma = {peer.addr, RKey(peer.rkey)};
+  const uint64_t warm = std::max<uint64_t>(a.iters / 10, window);
+  const uint64_t total = warm + a.iters;
+  uint64_t posted = 0, done = 0;
+  std::chrono::steady_clock::time_point start;
+  WorkCompletion wcs[64];
+  while (done < total) {
+    while (posted < total && posted - done < window) {
+      wr.wr_id = posted;
+      wr.send_flags = send_flag::kSignaled;
+      if (s.qp.post_send(wr) != 0) std::exit(6);
+      ++posted;
+    }
+    const size_t n = s.scq.poll(wcs);
+    for (size_t i = 0; i < n; ++i) {
+      if (wcs[i].status != WcStatus::kSuccess) std::exit(5);
+      if (++done == warm) start = std::chrono::steady_clock::now();
+    }
+  }
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return static_cast<double>(a.iters) * a.size / sec / 1e6;  // MB/s
+}
+
+// SEND message rate: A posts batches of 32 (one signaled), B keeps receives posted and counts.
+double rate(Side& s, bool client, const Args& a, int sync) {
+  constexpr uint32_t kBatch = 32;
+  const uint64_t warm = std::max<uint64_t>(a.iters / 10, 10000);
+  const uint64_t total = warm + a.iters;
+  char c = 0;
+  if (!client) {
+    for (uint32_t i = 0; i < 4096; ++i) s.post_recv(i, a.size);
+    write_all(sync, &c, 1);
+    uint64_t got = 0;
+    WorkCompletion wcs[64];
+    std::vector<RecvWr> again;
+    const Sge sge = s.mr.sge(0, a.size);
+    while (got < total) {
+      const size_t n = s.rcq.poll(wcs);
+      again.clear();
+      for (size_t i = 0; i < n; ++i) again.push_back(RecvWr{wcs[i].wr_id, {&sge, 1}});
+      if (n != 0 && s.qp.post_recv(again) != 0) std::exit(4);
+      got += n;
+    }
+    write_all(sync, &c, 1);
+    return 0;
+  }
+  read_all(sync, &c, 1);
+  const Sge sge = s.mr.sge(0, a.size);
+  std::vector<SendWr> batch(kBatch);
+  for (uint32_t i = 0; i < kBatch; ++i) {
+    batch[i].opcode = WrOpcode::kSend;
+    batch[i].sg_list = {&sge, 1};
+    batch[i].send_flags = send_flag::kInline | (i + 1 == kBatch ? send_flag::kSignaled : 0u);
+  }
+  uint64_t sent = 0, acked = 0;
+  std::chrono::steady_clock::time_point start;
+  WorkCompletion wcs[64];
+  while (acked < total) {
+    // Up to 8 batches in flight (the receiver has 4096 receives posted).
+    while (sent < total && sent - acked < 8 * kBatch) {
+      if (s.qp.post_send(batch) != 0) std::exit(6);
+      sent += kBatch;
+    }
+    const size_t n = s.scq.poll(wcs);
+    for (size_t i = 0; i < n; ++i) {
+      if (wcs[i].status != WcStatus::kSuccess) std::exit(5);
+      acked += kBatch;
+      if (acked == warm) start = std::chrono::steady_clock::now();
+    }
+  }
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  read_all(sync, &c, 1);
+  return static_cast<double>(total - warm) / sec / 1e6;  // M messages/s
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a = parse(argc, argv);
+  if (a.iters == 0) a.iters = a.mode == "lat" ? 200000 : a.mode == "rate" ? 2000000 : std::max<uint64_t>(200, (4ull << 30) / a.size);
+  if (a.mode == "rate") a.iters = (a.iters + 31) / 32 * 32;
+  std::unique_ptr<testing::SoftibdProcess> daemon;
+  if (a.socket.empty()) {
+    daemon = std::make_unique<testing::SoftibdProcess>(softibd_path(), "switch:hosts=2", true);
+    if (!daemon->ready()) {
+      std::fprintf(stderr, "bench_verbs: softibd did not start (%s)\n", softibd_path().c_str());
+      return 1;
+    }
+    a.socket = daemon->socket();
+  }
+  Options o;
+  o.socket = a.socket;
+  o.host = "all";
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 1;
+  const size_t bytes = std::max<size_t>(a.size, 4096);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(sv[0]);
+    if (a.pin) pin_to(1);
+    Side s(o, 1, bytes);
+    Peer me = s.me(), peer{};
+    write_all(sv[1], &me, sizeof me);
+    read_all(sv[1], &peer, sizeof peer);
+    s.connect(peer);
+    char c = 0;
+    write_all(sv[1], &c, 1);  // connected
+    if (a.mode == "lat") latency(s, false, a, sv[1]);
+    if (a.mode == "rate") rate(s, false, a, sv[1]);
+    read_all(sv[1], &c, 1);  // the client is done
+    ::_exit(0);
+  }
+  ::close(sv[1]);
+  if (a.pin) pin_to(0);
+  double value = 0;
+  {
+    Side s(o, 0, bytes);
+    Peer me = s.me(), peer{};
+    read_all(sv[0], &peer, sizeof peer);
+    write_all(sv[0], &me, sizeof me);
+    s.connect(peer);
+    char c = 0;
+    read_all(sv[0], &c, 1);
+    if (a.mode == "lat") {
+      value = latency(s, true, a, sv[0]);
+      fmt::print("{{\"bench\":\"verbs_rc_send_lat\",\"size\":{},\"half_rtt_us\":{:.4f},\"iters\":{}}}\n", a.size, value, a.iters);
+    } else if (a.mode == "bw") {
+      value = bandwidth(s, peer, a);
+      fmt::print("{{\"bench\":\"verbs_rc_{}_bw\",\"size\":{},\"MBps\":{:.1f},\"iters\":{}}}\n", a.op, a.size, value, a.iters);
+    } else {
+      value = rate(s, true, a, sv[0]);
+      fmt::print("{{\"bench\":\"verbs_rc_send_rate\",\"size\":{},\"Mmsgs\":{:.3f},\"iters\":{}}}\n", a.size, value, a.iters);
+    }
+    std::fflush(stdout);
+    write_all(sv[0], &c, 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
