@@ -3,7 +3,7 @@
 // message and per byte, the floor under every link. Anchor: memcpy of the same bytes in the
 // same run (the bulk path can do no better than one copy per packet at the responder plus
 // one at the requester).
-//   bench_transport_cost [--quick]
+//   bench_transport_cost [--quick] [--only send|pingpong|write]
 // Prints JSON lines. A diagnostic for the data-path design, not one of issue 5's targets
 // (those are between two processes: bench/verbs_*).
 #include <cstring>
@@ -136,12 +136,18 @@ struct Bench {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  bool quick = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--quick") quick = true;
+    if (arg == "--only" && i + 1 < argc) only = argv[++i];
+  }
   Bench bench;
   size_t bad;
 
   // 1. SEND message rate, 64 bytes, batches of 256.
-  {
+  if (only.empty() || only == "send") {
     const int batches = quick ? 200 : 2000;
     Sge s{reinterpret_cast<uint64_t>(bench.a.buf.data()), 64, bench.a.mr->lkey};
     Sge r{reinterpret_cast<uint64_t>(bench.b.buf.data()), 64, bench.b.mr->lkey};
@@ -167,7 +173,7 @@ int main(int argc, char** argv) {
   }
 
   // 2. Ping-pong, 8 bytes: the CPU cost of one round trip through both sides.
-  {
+  if (only.empty() || only == "pingpong") {
     const int iters = quick ? 20000 : 200000;
     Sge sa{reinterpret_cast<uint64_t>(bench.a.buf.data()), 8, bench.a.mr->lkey};
     Sge sb{reinterpret_cast<uint64_t>(bench.b.buf.data()), 8, bench.b.mr->lkey};
@@ -193,7 +199,7 @@ int main(int argc, char** argv) {
   }
 
   // 3. RDMA WRITE 1 MiB at MTU 4096 against memcpy of 1 MiB.
-  {
+  if (only.empty() || only == "write") {
     const int iters = quick ? 200 : 2000;
     const uint32_t len = 1 << 20;
     Sge s{reinterpret_cast<uint64_t>(bench.a.buf.data()), len, bench.a.mr->lkey};

@@ -6,6 +6,20 @@
 
 namespace softib {
 
+SteadyClock::SteadyClock() {
+  timespec res{};
+  // A clock whose resolution the kernel does not tell is never read coarsely.
+  coarse_res_ = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0
+                    ? Duration(int64_t{res.tv_sec} * 1'000'000'000 + res.tv_nsec)
+                    : Duration::zero();
+}
+
+TimePoint SteadyClock::coarse_now() const {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return TimePoint(Duration(int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec));
+}
+
 TimePoint SteadyClock::now() const {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);

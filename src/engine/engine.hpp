@@ -109,6 +109,12 @@ class Engine {
   // While asleep: when the engine will wake by itself (steady-clock ns; max: never). A step an
   // application thread runs may arm an earlier timer (a retransmission), which must wake it.
   std::atomic<int64_t> sleep_until_ns_{INT64_MAX};
+  // The engine sleeps because an application thread holds the lease: that thread's steps run
+  // the timers, and the engine wakes when the lease ends, so no timer needs to wake it.
+  std::atomic<bool> leased_sleep_{false};
+  // When poll_inline last refreshed the lease (time-stamp counter ticks; see poll_inline).
+  std::atomic<uint64_t> lease_tsc_{0};
+  std::atomic<uint64_t> last_step_ticks_{0};  // when the last step ran (ticks)
   std::mutex inbox_mu_;
   std::vector<Frame> inbox_;
   std::vector<Frame> work_;

@@ -29,9 +29,11 @@ void ShmLink::refresh() {
   const uint64_t g = dir_.generation();
   if (g == generation_) return;
   generation_ = g;
+  route_ = Route{};
   std::fill(port_state_.begin(), port_state_.end(), 0);
   // Peers whose process is gone: their inboxes are unmapped, frames to them are lost.
   std::erase_if(peers_, [&](const std::unique_ptr<Peer>& p) {
+    // (route_ was reset above: it never points at a peer erased here)
     if (dir_.endpoint_alive(p->endpoint)) return false;
     if (last_peer_ == p.get()) last_peer_ = nullptr;
     return true;
@@ -86,19 +88,26 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
     ++counters_.lost_port_down;
     return discard(len);
   }
-  const auto dest = dir_.find(to.dlid, dest_qp);
-  if (!dest || dest->endpoint == 0) {
-    ++counters_.lost_no_endpoint;
-    return discard(len);
-  }
-  if (!port_active(dest->port_slot)) {
-    ++counters_.lost_port_down;
-    return discard(len);
-  }
-  Peer* p = peer(dest->endpoint);
-  if (p == nullptr || !p->writer) {
-    ++counters_.lost_dead_peer;
-    return discard(len);
+  Peer* p;
+  const uint32_t block = dest_qp.value() / kQpnBlock;
+  if (route_.peer != nullptr && route_.dlid == to.dlid.value() && route_.block == block) {
+    p = route_.peer;
+  } else {
+    const auto dest = dir_.find(to.dlid, dest_qp);
+    if (!dest || dest->endpoint == 0) {
+      ++counters_.lost_no_endpoint;
+      return discard(len);
+    }
+    if (!port_active(dest->port_slot)) {
+      ++counters_.lost_port_down;
+      return discard(len);
+    }
+    p = peer(dest->endpoint);
+    if (p == nullptr || !p->writer) {
+      ++counters_.lost_dead_peer;
+      return discard(len);
+    }
+    route_ = Route{to.dlid.value(), block, p};
   }
   const size_t header = sizeof(ShmFrameHeader) + (to.global ? sizeof(ShmGrhFields) : 0);
   if (header + len > p->writer->max_body()) {
@@ -110,6 +119,7 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   if (!reserved) {
     if (!dir_.endpoint_alive(p->endpoint)) {
       ++counters_.lost_dead_peer;
+      route_ = Route{};
       return discard(len);
     }
     ++counters_.refused;

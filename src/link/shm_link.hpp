@@ -122,6 +122,13 @@ class ShmLink final : public rc::FrameSink {
   std::vector<uint8_t> port_state_;  // by port slot: 0 unknown, else IBA PortState
   std::vector<std::unique_ptr<Peer>> peers_;
   Peer* last_peer_ = nullptr;
+  // The last destination resolved (valid for one directory generation): most traffic goes
+  // to one peer QP at a time, so most frames skip the directory and the peer lookup.
+  struct Route {
+    uint16_t dlid = 0;
+    uint32_t block = UINT32_MAX;
+    Peer* peer = nullptr;
+  } route_;
   // The frame being built: where (nullptr: discarded) and how much header precedes it.
   Peer* building_ = nullptr;
   size_t building_header_ = 0;

@@ -82,10 +82,6 @@ Status too_small(size_t need, size_t have) {
 
 }  // namespace
 
-size_t transport_length(const OpcodeInfo& info, size_t payload_len) {
-  return info.header_length() + payload_len + pad_for(payload_len);
-}
-
 size_t ib_packet_length(bool global, const OpcodeInfo& info, size_t payload_len) {
   return wire::Lrh::kLen + (global ? wire::Grh::kLen : 0) + transport_length(info, payload_len) + wire::kIcrcLen +
          wire::kVcrcLen;
@@ -101,6 +97,16 @@ Result<size_t> build_transport(const TransportHeaders& headers, ByteSpan payload
   const size_t len = transport_length(**info, payload.size());
   if (out.size() < len) return too_small(len, out.size());
   return encode_transport(**info, headers, payload, out);
+}
+
+size_t write_transport_headers(const OpcodeInfo& info, const TransportHeaders& headers, size_t payload_len,
+                               MutByteSpan out) {
+#ifndef NDEBUG
+  SOFTIB_ASSERT_MSG(check(headers, payload_len).ok() && headers.info() == &info,
+                    "write_transport_headers: headers the builder would refuse");
+#endif
+  SOFTIB_ASSERT(out.size() >= transport_length(info, payload_len));
+  return encode_headers(info, headers, payload_len, out);
 }
 
 Result<size_t> build_transport_headers(const TransportHeaders& headers, size_t payload_len, MutByteSpan out) {

@@ -45,7 +45,9 @@ struct IbRoute {
 inline constexpr size_t kMaxIbPacketWords = 2047;
 
 // Bytes of BTH ... pad for `info` carrying `payload_len` payload bytes.
-size_t transport_length(const OpcodeInfo& info, size_t payload_len);
+constexpr size_t transport_length(const OpcodeInfo& info, size_t payload_len) {
+  return info.header_length() + payload_len + (4 - payload_len % 4) % 4;
+}
 // Bytes of a native IB packet, LRH through VCRC.
 size_t ib_packet_length(bool global, const OpcodeInfo& info, size_t payload_len);
 // Bytes of a RoCE v2 datagram, IP header through ICRC.
@@ -57,6 +59,14 @@ Result<size_t> build_transport(const TransportHeaders& headers, wire::ByteSpan p
 // itself at info.header_length() (a requester gathers them straight from its SGEs): the
 // same checks and bytes as build_transport, without the copy.
 Result<size_t> build_transport_headers(const TransportHeaders& headers, size_t payload_len, wire::MutByteSpan out);
+// The transport's own hot path: writes BTH, the extension headers of `info` and the pad for a
+// payload of payload_len bytes the caller writes at info.header_length(), without validating
+// `headers` (build_transport_headers does; builds with assertions enabled in debug check that
+// it would accept them). Returns transport_length(info, payload_len).
+// REQUIRES: headers.bth.opcode is info's, headers carry exactly info's extension headers with
+// values that fit, out.size() >= transport_length(info, payload_len).
+size_t write_transport_headers(const OpcodeInfo& info, const TransportHeaders& headers, size_t payload_len,
+                               wire::MutByteSpan out);
 Result<size_t> build_roce_v2(const wire::RoceV2Addressing& addressing, const TransportHeaders& headers,
                              wire::ByteSpan payload, wire::MutByteSpan out);
 Result<size_t> build_ib(const IbRoute& route, const TransportHeaders& headers, wire::ByteSpan payload,

@@ -32,7 +32,7 @@ void Device::arm_ack_timer(Qp& qp) {
     return;
   }
   req.ack_timer = true;
-  req.ack_deadline = clock_.now() + local_ack_timeout(qp.attr_.timeout);
+  req.ack_deadline = clock_.deadline_after(local_ack_timeout(qp.attr_.timeout));
 }
 
 void Device::fail_oldest(Qp& qp, WcStatus status) {
@@ -100,7 +100,7 @@ void Device::ack_up_to(Qp& qp, Psn psn) {
   if (read_in_the_way) implied_nak(qp, psn);
 }
 
-void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::PacketView& p) {
+void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::TransportFrame& p) {
   using verbs::QpState;
   if (qp.state_ != QpState::kRts && qp.state_ != QpState::kSqd && qp.state_ != QpState::kSqe) {
     drop(Drop::kQpState);
@@ -136,7 +136,7 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Packet
         }
         if (req.rnr_left != 7) --req.rnr_left;  // 7 = retry forever (IBA 9.7.5.2.8)
         req.rnr_wait = true;
-        req.rnr_deadline = clock_.now() + rnr_delay(aeth.rnr_timer());
+        req.rnr_deadline = clock_.deadline_after(rnr_delay(aeth.rnr_timer()));
         req.rnr_psn = psn;
         req.ack_timer = false;
         return;
@@ -264,14 +264,14 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Packet
   arm_ack_timer(qp);
 }
 
-bool Device::run_timers(Qp& qp, TimePoint now) {
+bool Device::run_timers(Qp& qp) {
   RequesterState& req = qp.req_;
-  if (req.rnr_wait && now >= req.rnr_deadline) {
+  if (req.rnr_wait && clock_.reached(req.rnr_deadline)) {
     req.rnr_wait = false;
     restart_from(qp, req.rnr_psn);
     return true;
   }
-  if (req.ack_timer && now >= req.ack_deadline) {
+  if (req.ack_timer && clock_.reached(req.ack_deadline)) {
     req.ack_timer = false;
     ++counters_.timeouts;
     if (!outstanding(req, qp.sq_.ring().head())) return false;

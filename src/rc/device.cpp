@@ -1,6 +1,7 @@
 #include "rc/device.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -346,10 +347,10 @@ bool Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, 
     refused_ = true;
     return false;
   }
-  auto built = packet::build_transport(h, payload, out);
-  SOFTIB_ASSERT_MSG(built.ok(), "the transport built a packet its own table refuses");
+  const size_t built = packet::write_transport_headers(*info, h, payload.size(), out);
+  if (!payload.empty()) std::memcpy(out.data() + info->header_length(), payload.data(), payload.size());
   ++counters_.tx_packets;
-  sink_.commit(*built);
+  sink_.commit(built);
   return true;
 }
 
@@ -387,7 +388,6 @@ void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicit
 bool Device::progress() {
   bool did = false;
   refused_ = false;
-  const TimePoint now = clock_.now();
   for (auto& [n, qp_ptr] : qps_) {
     Qp& qp = *qp_ptr;
     if (qp.flush_pending_) {
@@ -395,7 +395,7 @@ bool Device::progress() {
       did = true;
     }
     if (!qp.resp_.out.empty() && pump_output(qp)) did = true;
-    if (run_timers(qp, now)) did = true;
+    if ((qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
     if (qp.state_ == QpState::kRts && run_requester(qp)) did = true;
     if (qp.resp_.ack_pending) {
       flush_acks(qp);

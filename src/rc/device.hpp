@@ -21,7 +21,7 @@
 
 #include "base/clock.hpp"
 #include "base/counters.hpp"
-#include "packet/packet_view.hpp"
+#include "packet/transport_frame.hpp"
 #include "packet/transport_headers.hpp"
 #include "rc/frame.hpp"
 #include "rc/port.hpp"
@@ -37,7 +37,7 @@ namespace softib::rc {
 
 // Why the device dropped a frame (style rule 3: each check has a named reason and a counter).
 enum class Drop : uint8_t {
-  kMalformed,        // PacketView refused it
+  kMalformed,        // not a well-formed transport frame (PacketView would refuse it)
   kUnsupported,      // an opcode softib does not implement (RD, FLUSH, ...)
   kNoQp,             // no QP with BTH.DestQP
   kQpState,          // the QP cannot receive in its state
@@ -154,26 +154,26 @@ class Device {
   bool gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out);
 
   // completer.cpp
-  void on_response(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  void on_response(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
   void ack_up_to(Qp& qp, Psn psn);   // completes SEND/WRITE WQEs whose last PSN <= psn
   bool implied_nak(Qp& qp, Psn psn);
   void fail_oldest(Qp& qp, verbs::WcStatus status);
-  bool run_timers(Qp& qp, TimePoint now);
+  bool run_timers(Qp& qp);
   void arm_ack_timer(Qp& qp);
 
   // responder.cpp
-  void on_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
-  void on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
-  void on_uc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
-  void on_ud_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
+  void on_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
+  void on_rc_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
+  void on_uc_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
+  void on_ud_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
   enum class Exec : uint8_t { kOk, kRnr, kNakInvalid, kNakAccess, kNakOperational, kDropped };
-  Exec execute(Qp& qp, const FrameAddr& from, const packet::PacketView& p);
-  Exec execute_read(Qp& qp, const packet::PacketView& p, bool duplicate);
-  Exec execute_atomic(Qp& qp, const packet::PacketView& p);
+  Exec execute(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
+  Exec execute_read(Qp& qp, const packet::TransportFrame& p, bool duplicate);
+  Exec execute_atomic(Qp& qp, const packet::TransportFrame& p);
   void send_read_responses(Qp& qp, const Resource& r, Psn from_psn, uint64_t va, uint32_t length);
   void send_ack(Qp& qp, Psn psn, wire::Aeth aeth);
   void send_atomic_ack(Qp& qp, const Resource& res);
-  void duplicate_request(Qp& qp, const packet::PacketView& p);
+  void duplicate_request(Qp& qp, const packet::TransportFrame& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   void flush_acks(Qp& qp);
   void emit(Qp& qp, const OutJob& job);
@@ -198,6 +198,7 @@ class Device {
   uint32_t next_qpn_ = 0x11;
   std::vector<AsyncEvent> async_;
   bool refused_ = false;
+  packet::TransportFrame rx_;  // the frame receive() is working on (reused: no copy per frame)
 };
 
 }  // namespace softib::rc

@@ -185,8 +185,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       // IBA 10.2.4: a Q_Key with the high bit set means "use the QP's own Q_Key".
       h.deth = wire::Deth{w.remote_qkey.is_controlled() ? a.qkey : w.remote_qkey, qp.qpn_};
     }
-    auto built = packet::build_transport_headers(h, chunk, out);
-    SOFTIB_ASSERT_MSG(built.ok(), "the requester built a packet its own table refuses");
+    const size_t built = packet::write_transport_headers(info, h, chunk, out);
     if (!gather(qp, w, offset, chunk, out.data() + info.header_length())) {
       // IBA 10.8.3.1: a bad L_Key, PD or bounds fail the WR with a local protection error,
       // and the QP goes to Error. The reserved frame is never committed.
@@ -194,7 +193,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       return SendResult::kFailed;
     }
     ++counters_.tx_packets;
-    sink_.commit(*built);
+    sink_.commit(built);
     count_sent(req.next_psn);
     req.next_psn += 1;
     req.send_offset += chunk;

@@ -100,12 +100,11 @@ verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint
 
 void Device::receive(const FrameAddr& from, wire::ByteSpan transport) {
   ++counters_.rx_packets;
-  auto view = packet::PacketView::parse_roce_v2_transport(transport);
-  if (!view.ok()) {
+  packet::TransportFrame& p = rx_;
+  if (!packet::parse_transport_frame(transport, p)) {
     drop(Drop::kMalformed);
     return;
   }
-  const packet::PacketView& p = *view;
   if (!p.info().supported) {
     drop(Drop::kUnsupported);
     return;
@@ -131,7 +130,7 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport) {
     on_request(*qp, from, p);
 }
 
-void Device::on_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+void Device::on_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
   // IBA 10.3.1: a QP receives from RTR on; not in Reset, Init or Error.
   if (qp.state_ == QpState::kReset || qp.state_ == QpState::kInit || qp.state_ == QpState::kError) {
     drop(Drop::kQpState);
@@ -172,7 +171,7 @@ static bool length_ok(const packet::OpcodeInfo& info, size_t payload, uint32_t m
   return false;
 }
 
-void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const wire::Bth& bth = p.headers().bth;
   const int32_t d = Psn::distance(r.epsn, bth.psn);
@@ -224,7 +223,7 @@ void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::PacketVi
   }
 }
 
-void Device::on_uc_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+void Device::on_uc_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const packet::OpcodeInfo& info = p.info();
   const Psn psn = p.headers().bth.psn;
@@ -260,7 +259,7 @@ void Device::on_uc_request(Qp& qp, const FrameAddr& from, const packet::PacketVi
   }
 }
 
-void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
   const wire::Deth& deth = *p.headers().deth;
   // IBA 10.2.4 (C10-15): the Q_Key must match the QP's, else the packet is silently dropped.
   if (deth.qkey != qp.attr_.qkey) {
@@ -308,7 +307,7 @@ void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::PacketVi
   complete_recv(qp, wc, p.headers().bth.solicited);
 }
 
-Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::PacketView& p) {
+Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const packet::OpcodeInfo& info = p.info();
   const auto& h = p.headers();
@@ -402,7 +401,7 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Packet
   return Exec::kOk;
 }
 
-Device::Exec Device::execute_read(Qp& qp, const packet::PacketView& p, bool /*duplicate*/) {
+Device::Exec Device::execute_read(Qp& qp, const packet::TransportFrame& p, bool /*duplicate*/) {
   ResponderState& r = qp.resp_;
   const wire::Reth& reth = *p.headers().reth;
   const Psn psn = p.headers().bth.psn;
@@ -422,7 +421,7 @@ Device::Exec Device::execute_read(Qp& qp, const packet::PacketView& p, bool /*du
   return Exec::kOk;
 }
 
-Device::Exec Device::execute_atomic(Qp& qp, const packet::PacketView& p) {
+Device::Exec Device::execute_atomic(Qp& qp, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const wire::AtomicEth& a = *p.headers().atomic_eth;
   const Psn psn = p.headers().bth.psn;
@@ -543,7 +542,7 @@ bool Device::pump_output(Qp& qp) {
   return did;
 }
 
-void Device::duplicate_request(Qp& qp, const packet::PacketView& p) {
+void Device::duplicate_request(Qp& qp, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const packet::OpcodeInfo& info = p.info();
   const Psn psn = p.headers().bth.psn;

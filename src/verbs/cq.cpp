@@ -5,31 +5,29 @@
 namespace softib::verbs {
 
 bool Cq::push(const WorkCompletion& wc, bool solicited) {
-  bool fire = false;
-  bool overran = false;
-  {
-    std::lock_guard lock(mu_);
-    if (ring_.full()) {
-      overrun_flag_ = overran = true;
-    } else {
-      ring_.slot_to_fill() = wc;
-      ring_.publish();
-      if (arm_ == Arm::kNext || (arm_ == Arm::kSolicited && (solicited || wc.status != WcStatus::kSuccess))) {
-        arm_ = Arm::kNone;
-        fire = true;
-      }
-    }
-  }
-  if (overran) {
+  if (ring_.full()) {
+    overrun_flag_.store(true, std::memory_order_relaxed);
     if (overrun_) overrun_(*this);
     return false;
   }
-  if (fire && notify_) notify_(*this);
+  ring_.slot_to_fill() = wc;
+  ring_.publish();
+  // IBA 11.4.2.2: an armed CQ notifies once, for the next completion or (solicited only) the
+  // next solicited or unsuccessful one. arm() may race with this push: the CAS decides which
+  // completion the arm saw, as an HCA's event queue does.
+  Arm a = arm_.load(std::memory_order_acquire);
+  while (a != Arm::kNone && (a == Arm::kNext || solicited || wc.status != WcStatus::kSuccess)) {
+    if (arm_.compare_exchange_weak(a, Arm::kNone, std::memory_order_acq_rel)) {
+      if (notify_) notify_(*this);
+      break;
+    }
+  }
   return true;
 }
 
 size_t Cq::poll(std::span<WorkCompletion> out) {
-  std::lock_guard lock(mu_);
+  if (ring_.empty()) return 0;  // the common case of a polling loop, without the lock
+  std::lock_guard lock(consumers_);
   size_t n = 0;
   while (n < out.size() && !ring_.empty()) {
     out[n++] = ring_.peek();
@@ -39,13 +37,15 @@ size_t Cq::poll(std::span<WorkCompletion> out) {
 }
 
 void Cq::arm(bool solicited_only) {
-  std::lock_guard lock(mu_);
   // A stronger request is not weakened by a later solicited-only one.
-  if (arm_ != Arm::kNext) arm_ = solicited_only ? Arm::kSolicited : Arm::kNext;
+  Arm a = arm_.load(std::memory_order_acquire);
+  const Arm want = solicited_only ? Arm::kSolicited : Arm::kNext;
+  while (a != Arm::kNext && !arm_.compare_exchange_weak(a, want, std::memory_order_acq_rel)) {
+  }
 }
 
 Status Cq::resize(uint32_t cqe) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(consumers_);
   if (cqe < ring_.size())
     return Status(Code::kInvalidArgument,
                   fmt::format("resize_cq: {} entries cannot hold the {} queued completions", cqe, ring_.size()));

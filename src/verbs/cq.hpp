@@ -7,15 +7,18 @@
 // full CQ is an overrun: the completion is lost, the CQ is in error and the callback for
 // async events reports IBV_EVENT_CQ_ERR (IBA 11.6.3.1, "CQ overrun").
 //
-// Thread: push() under the device's progress lock; poll/arm/resize from any thread (a
-// mutex guards the consumer side and the notification state).
+// Thread: push() under the device's progress lock (one producer at a time: no lock of its
+// own); poll() from any thread (a spin lock orders consumers; an empty CQ is seen without
+// it); arm() from any thread (an atomic); resize() under the progress lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <span>
 
+#include "base/spinlock.hpp"
 #include "verbs/ring.hpp"
 #include "verbs/work.hpp"
 
@@ -48,7 +51,7 @@ class Cq {
   // REQUIRES: the progress lock is held (no push runs concurrently).
   Status resize(uint32_t cqe);
 
-  bool overrun() const { return overrun_flag_; }
+  bool overrun() const { return overrun_flag_.load(std::memory_order_relaxed); }
   size_t queued() const { return ring_.size(); }
 
  private:
@@ -56,9 +59,9 @@ class Cq {
 
   WorkRing<WorkCompletion> ring_;
   void* context_;
-  std::mutex mu_;
-  Arm arm_ = Arm::kNone;
-  bool overrun_flag_ = false;
+  SpinLock consumers_;
+  std::atomic<Arm> arm_{Arm::kNone};
+  std::atomic<bool> overrun_flag_{false};
   Callback notify_;
   Callback overrun_;
 };

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "base/spinlock.hpp"
 #include "verbs/qp_attr.hpp"
 #include "verbs/ring.hpp"
 #include "verbs/work.hpp"
@@ -72,7 +73,7 @@ class RecvQueue {
   Status resize(uint32_t max_wr);
 
  private:
-  std::mutex post_mu_;
+  SpinLock post_mu_;
   WorkRing<RecvWqe> ring_;
   uint32_t max_sge_;
 };
@@ -119,7 +120,7 @@ class SendQueue {
   WorkRing<SendWqe>& ring() { return ring_; }
 
  private:
-  std::mutex post_mu_;
+  SpinLock post_mu_;
   WorkRing<SendWqe> ring_;
   uint32_t max_sge_;
   uint32_t max_inline_;

@@ -344,12 +344,16 @@ TEST_P(Rc, UcSendAndWrite) {
   EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess) << "UC completes once sent";
   ASSERT_TRUE(post_send(a, ua, one_sided(WrOpcode::kRdmaWrite, s, b.addr(100000), b.mr->rkey)).ok());
   EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess);
-  // UC is unacknowledged: a completion says it was sent, so wait for the bytes themselves.
+  // UC is unacknowledged: a completion says it was sent, so wait for the bytes themselves
+  // (written by B's engine thread: the fence orders each look after its writes).
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin() + 100000) &&
-         std::chrono::steady_clock::now() < limit)
-    std::this_thread::yield();
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin() + 100000));
+  bool arrived = false;
+  while (!arrived && std::chrono::steady_clock::now() < limit) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    arrived = std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin() + 100000);
+    if (!arrived) std::this_thread::yield();
+  }
+  EXPECT_TRUE(arrived);
 }
 
 // ---- UD ----

@@ -1,0 +1,54 @@
+#include "packet/transport_frame.hpp"
+
+namespace softib::packet {
+
+bool parse_transport_frame(wire::ByteSpan t, TransportFrame& out) {
+  if (t.size() < wire::Bth::kLen) return false;
+  const uint8_t* p = t.data();
+  if ((p[1] & 0x0F) != 0) return false;  // TVer 0 (IBA 9.2.5)
+  const OpcodeInfo* info = find_opcode(p[0]);
+  if (info == nullptr) return false;
+  const size_t header_len = info->header_length();
+  if (t.size() < header_len) return false;
+  out.info_ = info;
+  wire::Bth& b = out.headers_.bth;
+  b.opcode = p[0];
+  b.solicited = (p[1] & 0x80) != 0;
+  b.mig_req = (p[1] & 0x40) != 0;
+  b.pad_count = static_cast<uint8_t>((p[1] >> 4) & 3);
+  b.pkey = PKey(wire::load_be16(p + 2));
+  b.fecn = (p[4] & 0x80) != 0;
+  b.becn = (p[4] & 0x40) != 0;
+  b.dest_qp = Qpn(wire::load_be24(p + 5));
+  b.ack_req = (p[8] & 0x80) != 0;
+  b.psn = Psn(wire::load_be24(p + 9));
+
+  // Every extension header of the row (their lengths are inside header_len, checked above).
+  bool ok = true;
+  for_each_ext_header([&](auto c) {
+    constexpr ExtHeader h = decltype(c)::value;
+    auto& slot = out.headers_.get<h>();
+    if (!info->headers.has(h)) {
+      slot.reset();
+      return;
+    }
+    auto v = ExtHeaderType<h>::decode(t.subspan(info->offset(h)));
+    if (!v) {
+      ok = false;
+      return;
+    }
+    slot = *v;
+  });
+  if (!ok) return false;
+
+  // The payload rules of PacketView::check_payload (IBA 9.2: PadCnt; 9.7: PMTU segments).
+  const size_t after = t.size() - header_len;
+  const uint8_t pad = b.pad_count;
+  if (after % 4 != 0 || pad > after) return false;
+  if (!info->payload && after != 0) return false;
+  if (info->payload_is_full_pmtu() && (pad != 0 || after == 0)) return false;
+  out.payload_ = t.subspan(header_len, after - pad);
+  return true;
+}
+
+}  // namespace softib::packet
