@@ -8,7 +8,7 @@ TEST_PRESET ?= asan
 FUZZ_SECONDS ?= 10
 FUZZ_TARGETS := roce_v2 packet mad net sm_files ipc rc_receive
 
-.PHONY: help bootstrap build release test test-unit fuzz fuzz-smoke demo bench clean
+.PHONY: help bootstrap bootstrap-bench build release test test-unit fuzz fuzz-smoke demo bench clean
 
 help:
 	@echo "make test    build with sanitizers and run every test (installs packages as root)"
@@ -19,6 +19,10 @@ help:
 
 bootstrap:
 	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/bootstrap.sh; else sudo bash scripts/bootstrap.sh; fi
+
+# The build packages plus the data-path anchors (UCX, libfabric) that `make bench` runs.
+bootstrap-bench:
+	@if [ "$$(id -u)" -eq 0 ]; then bash scripts/bootstrap.sh --bench; else sudo bash scripts/bootstrap.sh --bench; fi
 
 build: bootstrap
 	cmake --preset debug >/dev/null
@@ -54,9 +58,16 @@ fuzz-smoke fuzz: bootstrap
 	done
 
 # Benchmarks print JSON lines, each with its anchor measured in the same run. BENCH_ARGS=--quick
-# keeps the SM benchmarks to small fabrics (the full run takes OpenSM several minutes).
-bench: release
-	@set -e; for b in build/release/bench/bench_*; do $$b; done
+# keeps the SM benchmarks to small fabrics (the full run takes OpenSM several minutes) and the
+# data-path benchmark to 5 sizes and 2 rounds. bench_verbs takes arguments: datapath.py runs it
+# against UCX, libfabric, memcpy and the cache-line probe.
+bench: bootstrap-bench
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j $(JOBS)
+	@set -e; for b in build/release/bench/bench_*; do \
+	  case $$b in */bench_verbs) ;; *) $$b ;; esac; \
+	done
+	python3 bench/datapath.py $(BENCH_ARGS)
 	python3 bench/bringup.py $(BENCH_ARGS)
 	python3 bench/routing_quality.py $(BENCH_ARGS)
 	python3 bench/reroute.py $(BENCH_ARGS)

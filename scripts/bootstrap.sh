@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages softib needs to build and test. Idempotent; run as root.
 # Only calls apt when something is missing, so `make test` stays fast on a prepared machine.
+#   bootstrap.sh           the build and test packages
+#   bootstrap.sh --bench   those plus the data-path benchmark anchors (UCX, libfabric)
 set -euo pipefail
+
+mode=default
+case "${1:-}" in
+  "") ;;
+  --bench) mode=bench ;;
+  *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+esac
 
 packages=(
   # build
@@ -15,6 +24,13 @@ packages=(
   tshark infiniband-diags ibsim-utils libumad2sim0 opensm
   python3
 )
+
+# Anchors for bench/datapath.py (bench/anchors/README.md): ucx_perftest over posix/cma,
+# libfabric's shm provider (our fi_rma_bw links libfabric-dev; fi_info is in libfabric-bin).
+bench_packages=(ucx-utils libfabric-dev libfabric-bin)
+if [ "$mode" = bench ]; then
+  packages+=("${bench_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do
