@@ -117,7 +117,7 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);
   c->engine_ = engine::Engine::create(*c->device_, {}, c->shm_.get(), std::move(*bell));
   c->engine_->set_step_hook([self] { self->on_step(); });
-  if (std::getenv("SOFTIB_DEBUG_NO_ENGINE") == nullptr) c->engine_->start();
+  c->engine_->start();
   log(LogLevel::kInfo, "verbs", "{} ({}): endpoint {}, QPNs {:#x}-{:#x}", device.name, device.node_id, at.endpoint,
       at.qpn_first, at.qpn_last);
   return c;

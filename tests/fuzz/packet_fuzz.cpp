@@ -4,6 +4,8 @@
 //   - a canonical packet (reserved bits and pad bytes zero) rebuilds to identical bytes;
 //   - any other rebuilds to a packet of the same length that parses to the same values
 //     (the IBA has receivers ignore reserved bits, so the view does not keep them).
+// And the transport's one-pass parser (TransportFrame) accepts exactly what the view accepts,
+// with the same values; the transport's fast header writer writes what the builder writes.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "fuzz_target.hpp"
 #include "packet/builder.hpp"
 #include "packet/packet_view.hpp"
+#include "packet/transport_frame.hpp"
 
 using namespace softib;
 using namespace softib::packet;
@@ -75,9 +78,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     (void)ib.error().to_string();
   }
+  TransportFrame frame;
+  const bool fast = parse_transport_frame(in, frame);
   if (auto t = PacketView::parse_roce_v2_transport(in); t.ok()) {
+    SOFTIB_ASSERT_MSG(fast, "TransportFrame refused what PacketView accepts");
+    SOFTIB_ASSERT(&frame.info() == &t->info() && frame.headers() == t->headers());
+    SOFTIB_ASSERT(frame.payload().data() == t->payload().data() && frame.payload().size() == t->payload().size());
+    std::vector<uint8_t> out(in.size());
+    const size_t n = write_transport_headers(t->info(), t->headers(), t->payload().size(), out);
+    std::copy(t->payload().begin(), t->payload().end(), out.begin() + static_cast<ptrdiff_t>(t->info().header_length()));
+    std::vector<uint8_t> want(in.size());
+    auto built = build_transport(t->headers(), t->payload(), want);
+    SOFTIB_ASSERT(built.ok() && *built == n && out == want);
     rebuild_transport(*t, in);
   } else {
+    SOFTIB_ASSERT_MSG(!fast, "TransportFrame accepted what PacketView refuses");
     (void)t.error().to_string();
   }
   return 0;
