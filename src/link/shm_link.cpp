@@ -130,7 +130,9 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   fh.slid = to.slid.value();
   fh.dlid = to.dlid.value();
   fh.sl = to.sl;
+  fh.packets = 1;
   std::memcpy(room.data(), &fh, sizeof fh);
+  building_at_ = room.data();
   if (to.global) {
     ShmGrhFields g{};
     std::memcpy(g.sgid, to.sgid.raw().data(), 16);
@@ -146,10 +148,21 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   return room.subspan(header, len);
 }
 
-void ShmLink::commit(size_t len) {
+void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   Peer* p = building_;
   building_ = nullptr;
   if (p == nullptr) return;  // a lost frame
+  if (burst.packets > 1) {
+    // The burst's fields go into the frame header written at reserve().
+    ShmFrameHeader fh;
+    std::memcpy(&fh, building_at_, sizeof fh);
+    fh.burst_mtu = burst.mtu;
+    fh.packets = burst.packets;
+    fh.last_opcode = burst.last_opcode;
+    fh.last_flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
+    fh.last_ext = burst.last_ext;
+    std::memcpy(building_at_, &fh, sizeof fh);
+  }
   p->writer->commit(building_header_ + len, building_kind_);
   ++counters_.frames_sent;
   if (p->inbox.needs_doorbell()) {
@@ -187,6 +200,13 @@ size_t ShmLink::poll(rc::Device& device, size_t budget) {
           from.slid = Lid(fh.slid);
           from.dlid = Lid(fh.dlid);
           from.sl = fh.sl;
+          rc::Burst burst;
+          burst.packets = fh.packets;
+          burst.mtu = fh.burst_mtu;
+          burst.last_opcode = fh.last_opcode;
+          burst.last_ack_req = (fh.last_flags & 1) != 0;
+          burst.last_solicited = (fh.last_flags & 2) != 0;
+          burst.last_ext = fh.last_ext;
           if (rec->kind == kRecordFrameGlobal) {
             ShmGrhFields g;
             std::memcpy(&g, rec->body.data() + sizeof fh, sizeof g);
@@ -201,7 +221,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget) {
             from.hop_limit = g.hop_limit;
           }
           ++counters_.frames_received;
-          device.receive(from, rec->body.subspan(header));
+          device.receive(from, rec->body.subspan(header), burst);
         }
         r.reader->release();
         ++n;

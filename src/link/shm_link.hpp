@@ -42,7 +42,12 @@ struct ShmFrameHeader {
   uint16_t slid;
   uint16_t dlid;
   uint8_t sl;
-  uint8_t reserved[3];
+  uint8_t burst_mtu;     // rc::Burst (packets 1: an ordinary frame)
+  uint16_t packets;
+  uint8_t last_opcode;
+  uint8_t last_flags;    // bit 0 AckReq, bit 1 SE
+  uint16_t reserved;
+  uint32_t last_ext;
 };
 struct ShmGrhFields {
   uint8_t sgid[16];
@@ -52,7 +57,7 @@ struct ShmGrhFields {
   uint8_t hop_limit;
   uint8_t reserved[2];
 };
-static_assert(sizeof(ShmFrameHeader) == 8 && sizeof(ShmGrhFields) == 40);
+static_assert(sizeof(ShmFrameHeader) == 16 && sizeof(ShmGrhFields) == 40);
 
 struct ShmLinkCounters {
   uint64_t frames_sent = 0;
@@ -82,7 +87,12 @@ class ShmLink final : public rc::FrameSink {
 
   // ---- out (rc::FrameSink) ----
   wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
-  void commit(size_t len) override;
+  void commit(size_t len) override { commit_burst(len, rc::Burst{}); }
+  size_t max_burst_bytes() const override { return max_burst_; }
+  void commit_burst(size_t len, const rc::Burst& burst) override;
+  // Bursts of at most this much payload (0: none; rounded down by the transport to whole
+  // packets). Larger bursts cost fewer steps per byte; each must fit half a ring.
+  void set_max_burst_bytes(size_t bytes) { max_burst_ = bytes; }
 
   // ---- in ----
   // Feeds up to `budget` waiting frames to the device. REQUIRES: the device's lock.
@@ -132,8 +142,10 @@ class ShmLink final : public rc::FrameSink {
   // The frame being built: where (nullptr: discarded) and how much header precedes it.
   Peer* building_ = nullptr;
   size_t building_header_ = 0;
+  uint8_t* building_at_ = nullptr;  // its ShmFrameHeader in the ring
   uint16_t building_kind_ = 0;
   std::vector<uint8_t> scratch_;
+  size_t max_burst_ = 0;
   std::array<Reader, kMaxInboxChannels> readers_{};
   ShmLinkCounters counters_;
 };

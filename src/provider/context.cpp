@@ -31,6 +31,14 @@ uint32_t ring_bytes() {
   return 1u << 20;
 }
 
+// Payload bytes per burst (rc/frame.hpp) on the shared-memory link: SOFTIB_SHM_BURST (0 turns
+// bursts off), else 64 KiB; at most a quarter of a ring, so a burst always fits.
+size_t burst_bytes(uint32_t ring) {
+  size_t n = 64 * 1024;
+  if (const char* v = std::getenv("SOFTIB_SHM_BURST")) n = std::strtoul(v, nullptr, 0);
+  return std::min<size_t>(n, ring / 4);
+}
+
 verbs::Mtu mtu_of(uint8_t code, verbs::Mtu fallback) {
   return verbs::mtu_valid(code) ? static_cast<verbs::Mtu>(code) : fallback;
 }
@@ -112,6 +120,7 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   // The data path uses port 1 (multi-port CAs answer queries for every port; their QPs
   // all send from port 1's LID for now).
   c->shm_ = std::make_unique<link::ShmLink>(*c->dir_, at.endpoint, c->port_slots_[0], std::move(*inbox), resolver);
+  c->shm_->set_max_burst_bytes(burst_bytes(ring_bytes()));
   c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);

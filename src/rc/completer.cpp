@@ -100,7 +100,8 @@ void Device::ack_up_to(Qp& qp, Psn psn) {
   if (read_in_the_way) implied_nak(qp, psn);
 }
 
-void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::TransportFrame& p) {
+void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::TransportFrame& p, uint32_t packets,
+                         const packet::OpcodeInfo* last) {
   using verbs::QpState;
   if (qp.state_ != QpState::kRts && qp.state_ != QpState::kSqd && qp.state_ != QpState::kSqe) {
     drop(Drop::kQpState);
@@ -222,11 +223,14 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Transp
     }
     return;
   }
+  // A burst (rc/burst.cpp) stands for `packets` responses from `psn` on, ending with `last`.
+  const packet::OpcodeInfo& last_info = last != nullptr ? *last : info;
   const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
   const uint64_t offset = uint64_t{static_cast<uint32_t>(Psn::distance(w.first_psn, psn))} * mtu;
   const wire::ByteSpan data = p.payload();
   const bool ends = offset + data.size() == w.length;
-  if (offset + data.size() > w.length || (!ends && data.size() != mtu) || (info.ends_message() != ends)) {
+  if (offset + data.size() > w.length || (!ends && data.size() != uint64_t{packets} * mtu) ||
+      (last_info.ends_message() != ends)) {
     fail_oldest(qp, WcStatus::kBadRespErr);
     return;
   }
@@ -252,9 +256,9 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Transp
     }
     at = end;
   }
-  req.read_psn = psn + 1;
+  req.read_psn = psn + packets;
   req.retry_started = false;
-  if (before(req.una, psn + 1)) req.una = psn + 1;
+  if (before(req.una, psn + packets)) req.una = psn + packets;
   req.retry_left = qp.attr_.retry_cnt;
   if (ends) {
     req.read_psn_valid = false;

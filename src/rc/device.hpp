@@ -118,8 +118,8 @@ class Device {
   bool has_async_events() const { return !async_.empty(); }
 
   // ---- transport ----
-  // One frame from a link.
-  void receive(const FrameAddr& from, wire::ByteSpan transport);
+  // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
+  void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
   // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and
   // completes flushed work. Returns true when it did anything.
   bool progress();
@@ -149,17 +149,30 @@ class Device {
   bool run_requester(Qp& qp);
   enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
   SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+  SendResult send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& to, packet::TransportHeaders& h,
+                        uint32_t n);
   void restart_from(Qp& qp, Psn psn);
   void fail_wqe(Qp& qp, uint32_t pos, verbs::WcStatus status);
   bool gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out);
 
   // completer.cpp
-  void on_response(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
+  // `packets`: the response stands for that many read responses (a burst: p.payload() holds
+  // them all and `last` is the last one's row), else 1.
+  void on_response(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p, uint32_t packets = 1,
+                   const packet::OpcodeInfo* last = nullptr);
   void ack_up_to(Qp& qp, Psn psn);   // completes SEND/WRITE WQEs whose last PSN <= psn
   bool implied_nak(Qp& qp, Psn psn);
   void fail_oldest(Qp& qp, verbs::WcStatus status);
   bool run_timers(Qp& qp);
   void arm_ack_timer(Qp& qp);
+
+  // burst.cpp
+  void receive_burst(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst);
+  bool request_burst(Qp& qp, const FrameAddr& from, const packet::OpcodeInfo& last, const Burst& b,
+                     wire::ByteSpan data);
+  void explode(const FrameAddr& from, const packet::TransportHeaders& first, const packet::OpcodeInfo& first_info,
+               const Burst& b, wire::ByteSpan data);
+  bool scatter_ok(const Qp& qp, const verbs::RecvWqe& w, uint64_t offset, uint64_t len) const;
 
   // responder.cpp
   void on_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p);
@@ -199,6 +212,7 @@ class Device {
   std::vector<AsyncEvent> async_;
   bool refused_ = false;
   packet::TransportFrame rx_;  // the frame receive() is working on (reused: no copy per frame)
+  std::vector<uint8_t> explode_;  // one packet of a burst taken apart
 };
 
 }  // namespace softib::rc

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/assert.hpp"
 #include "base/gid.hpp"
 #include "base/ids.hpp"
 #include "wire/bytes.hpp"
@@ -26,6 +27,22 @@ struct FrameAddr {
   uint32_t flow_label = 0;
   uint8_t traffic_class = 0;
   uint8_t hop_limit = 0;
+};
+
+// Segmentation offload, for links that carry a frame whole or not at all (shared memory):
+// one frame stands for `packets` consecutive packets of one message, as a NIC hands a TSO
+// super-packet to its wire or a GRO one to its host. The frame's transport bytes are the
+// first packet's headers (a FIRST or MIDDLE opcode, no pad) followed by the payload of every
+// packet in order (no pad); the rest of what the packets' own headers would say rides here.
+// PSNs, segmentation to the path MTU and acknowledgements stay those of the packets it
+// stands for: a receiver that cannot take the burst whole processes its packets one by one.
+struct Burst {
+  uint16_t packets = 1;     // >= 2 for a burst
+  uint8_t mtu = 0;          // the sender's path MTU code (verbs::Mtu): the packets' size
+  uint8_t last_opcode = 0;  // the last packet's opcode (MIDDLE, or LAST with what it carries)
+  bool last_ack_req = false;
+  bool last_solicited = false;
+  uint32_t last_ext = 0;    // the last packet's ImmDt, IETH R_Key, or (read responses) AETH
 };
 
 // Where a device's outgoing frames go. The transport builds each frame in place: reserve()
@@ -45,6 +62,12 @@ class FrameSink {
   // Room for `len` transport bytes of a frame to `to` whose BTH names `dest_qp`, or empty.
   virtual wire::MutByteSpan reserve(const FrameAddr& to, Qpn dest_qp, size_t len) = 0;
   virtual void commit(size_t len) = 0;
+  // The largest payload one burst may carry (0: the link takes packets only).
+  virtual size_t max_burst_bytes() const { return 0; }
+  // Commits the reserved frame as a burst. REQUIRES: max_burst_bytes() != 0.
+  virtual void commit_burst(size_t /*len*/, const Burst& /*burst*/) {
+    SOFTIB_ASSERT_MSG(false, "commit_burst on a link without segmentation offload");
+  }
 
   // reserve + copy + commit, for frames built elsewhere. False when the sink refused it.
   bool send(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) {

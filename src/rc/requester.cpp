@@ -153,10 +153,24 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
   }
 
   // SEND and RDMA WRITE: one packet per path MTU (IBA 9.7.2), FIRST/MIDDLE/LAST or ONLY.
+  const size_t burst_cap = ud ? 0 : sink_.max_burst_bytes();
   for (;;) {
     if (rc && Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets))
       return SendResult::kBlocked;
     const uint64_t offset = req.send_offset;
+    if (burst_cap >= 2 * mtu && w.length - offset > mtu) {
+      // Segmentation offload (rc/frame.hpp): the next packets in one frame, as many as the
+      // link takes and the window allows.
+      uint64_t n = std::min<uint64_t>(packets_for(w.length - offset, mtu), burst_cap / mtu);
+      if (rc) n = std::min<uint64_t>(n, kMaxUnackedPackets - static_cast<uint32_t>(Psn::distance(req.una, req.next_psn)));
+      n = std::min<uint64_t>(n, 0xFFFF);
+      if (n >= 2) {
+        const SendResult r = send_burst(qp, w, pos, to, h, static_cast<uint32_t>(n));
+        if (r != SendResult::kSent) return r;
+        if (req.send_offset == w.length) return finish();
+        continue;
+      }
+    }
     const uint32_t chunk = static_cast<uint32_t>(std::min<uint64_t>(mtu, w.length - offset));
     const bool first = offset == 0;
     const bool last = offset + chunk == w.length;
@@ -199,6 +213,62 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     req.send_offset += chunk;
     if (last) return finish();
   }
+}
+
+// `n` packets of a SEND or RDMA WRITE from send_offset on, as one burst (rc/frame.hpp). kSent
+// when they went out (send_offset and next_psn moved past them).
+Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& to,
+                                      packet::TransportHeaders& h, uint32_t n) {
+  RequesterState& req = qp.req_;
+  const bool rc = qp.type() == QpType::kRc;
+  const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
+  const uint64_t offset = req.send_offset;
+  const uint64_t bytes = std::min<uint64_t>(uint64_t{n} * mtu, w.length - offset);
+  const bool ends = offset + bytes == w.length;
+  const auto first_op = packet::requester_opcode(qp.type(), w.opcode, offset == 0 ? Position::kFirst : Position::kMiddle);
+  const auto last_op = packet::requester_opcode(qp.type(), w.opcode, ends ? Position::kLast : Position::kMiddle);
+  SOFTIB_ASSERT(first_op && last_op);
+  const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(*first_op));
+  const packet::OpcodeInfo& last = *packet::find_opcode(static_cast<uint8_t>(*last_op));
+  wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, info.header_length() + bytes);
+  if (out.empty()) {
+    refused_ = true;
+    return SendResult::kBlocked;
+  }
+  h.bth.opcode = static_cast<uint8_t>(*first_op);
+  h.bth.psn = req.next_psn;
+  h.bth.solicited = false;
+  h.bth.ack_req = false;
+  h.reth.reset();
+  h.immdt.reset();
+  h.ieth.reset();
+  if (info.headers.has(packet::ExtHeader::kReth)) h.reth = wire::Reth{w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)};
+  // Headers for one full packet (no pad), then every packet's payload straight from the SGEs.
+  packet::write_transport_headers(info, h, mtu, out);
+  if (!gather(qp, w, offset, bytes, out.data() + info.header_length())) {
+    fail_wqe(qp, pos, WcStatus::kLocProtErr);
+    return SendResult::kFailed;
+  }
+  Burst b;
+  b.packets = static_cast<uint16_t>(n);
+  b.mtu = static_cast<uint8_t>(qp.attr_.path_mtu);
+  b.last_opcode = last.value();
+  req.packets_since_ackreq += n;
+  b.last_ack_req = rc && (ends || req.packets_since_ackreq >= kAckReqInterval);
+  if (b.last_ack_req) req.packets_since_ackreq = 0;
+  b.last_solicited = ends && (w.send_flags & verbs::send_flag::kSolicited) != 0;
+  if (last.immediate()) b.last_ext = ntohl(w.imm_data);
+  if (last.invalidate()) b.last_ext = w.imm_data;
+  counters_.tx_packets += n;
+  sink_.commit_burst(info.header_length() + bytes, b);
+  if (!before(req.next_psn, req.sent_high)) {
+    req.sent_high = req.next_psn + n;
+  } else {
+    counters_.retransmits += n;
+  }
+  req.next_psn += n;
+  req.send_offset += bytes;
+  return SendResult::kSent;
 }
 
 // The WQE at `pos` cannot be sent: it completes with `status` and the QP goes to Error. RC

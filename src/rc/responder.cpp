@@ -98,7 +98,11 @@ verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint
   return wc;
 }
 
-void Device::receive(const FrameAddr& from, wire::ByteSpan transport) {
+void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst) {
+  if (burst.packets > 1) {
+    receive_burst(from, transport, burst);
+    return;
+  }
   ++counters_.rx_packets;
   packet::TransportFrame& p = rx_;
   if (!packet::parse_transport_frame(transport, p)) {
@@ -500,8 +504,42 @@ bool Device::run_job(Qp& qp, OutJob& job) {
     return run_job(qp, job);
   }
   const uint32_t n = packets_for(job.length, mtu);
-  for (; job.next < n; ++job.next) {
+  const size_t burst_cap = sink_.max_burst_bytes();
+  while (job.next < n) {
     const uint32_t i = job.next;
+    const uint32_t k = burst_cap >= 2 * mtu ? std::min<uint32_t>({n - i, static_cast<uint32_t>(burst_cap / mtu), 0xFFFF}) : 1;
+    if (k >= 2) {
+      // Segmentation offload (rc/frame.hpp): k responses in one frame.
+      const bool first = i == 0, last = i + k == n;
+      const auto op = first ? packet::Opcode::kRcRdmaReadResponseFirst : packet::Opcode::kRcRdmaReadResponseMiddle;
+      const auto last_op = last ? packet::Opcode::kRcRdmaReadResponseLast : packet::Opcode::kRcRdmaReadResponseMiddle;
+      const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(op));
+      const uint64_t off = uint64_t{i} * mtu;
+      const size_t bytes = static_cast<size_t>(std::min<uint64_t>(uint64_t{k} * mtu, job.length - off));
+      wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, info.header_length() + bytes);
+      if (out.empty()) {
+        refused_ = true;
+        return false;
+      }
+      h.bth.opcode = static_cast<uint8_t>(op);
+      h.bth.psn = job.psn + i;
+      if (first)
+        h.aeth = wire::Aeth::ack(job.msn);
+      else
+        h.aeth.reset();
+      packet::write_transport_headers(info, h, mtu, out);
+      std::memcpy(out.data() + info.header_length(), base + off, bytes);
+      Burst b;
+      b.packets = static_cast<uint16_t>(k);
+      b.mtu = static_cast<uint8_t>(qp.attr_.path_mtu);
+      b.last_opcode = static_cast<uint8_t>(last_op);
+      const wire::Aeth ack = wire::Aeth::ack(job.msn);
+      if (last) b.last_ext = uint32_t{ack.syndrome} << 24 | ack.msn;
+      counters_.tx_packets += k;
+      sink_.commit_burst(info.header_length() + bytes, b);
+      job.next += k;
+      continue;
+    }
     const bool first = i == 0, last = i + 1 == n;
     packet::Opcode op = first && last ? packet::Opcode::kRcRdmaReadResponseOnly
                         : first       ? packet::Opcode::kRcRdmaReadResponseFirst
@@ -516,6 +554,7 @@ bool Device::run_job(Qp& qp, OutJob& job) {
     const uint64_t off = uint64_t{i} * mtu;
     const size_t chunk = static_cast<size_t>(std::min<uint64_t>(mtu, job.length - off));
     if (!send_frame(to, h, wire::ByteSpan(base == nullptr ? nullptr : base + off, chunk))) return false;
+    ++job.next;
   }
   return true;
 }

@@ -75,7 +75,7 @@ struct Side {
 
 class ShmLinkTest : public ::testing::Test {
  protected:
-  void build(uint32_t capacity = 64 * 1024) {
+  void build(uint32_t capacity = 64 * 1024, size_t burst = 0) {
     auto resolver = [this](uint32_t id) -> Result<ShmLink::PeerFds> {
       for (Side* s : {a.get(), b.get()}) {
         if (s != nullptr && s->ep.id == id)
@@ -85,6 +85,8 @@ class ShmLinkTest : public ::testing::Test {
     };
     a = std::make_unique<Side>(dir, resolver, 0, 1, clock, capacity);
     b = std::make_unique<Side>(dir, resolver, 1, 2, clock, capacity);
+    a->link.set_max_burst_bytes(burst);
+    b->link.set_max_burst_bytes(burst);
     connect(*a, *b, 2);
     connect(*b, *a, 1);
   }
@@ -132,6 +134,12 @@ class ShmLinkTest : public ::testing::Test {
     }
     ADD_FAILURE() << "no completion";
     return wc;
+  }
+  void post_recv(Side& s, uint64_t id, size_t off, uint32_t len) {
+    Sge g{s.addr(off), len, s.mr->lkey};
+    RecvWr rw{id, {&g, 1}};
+    size_t bad;
+    ASSERT_TRUE(s.device.post_recv(s.qp, {&rw, 1}, &bad).ok());
   }
   void post(Side& s, WrOpcode op, size_t off, uint32_t len, uint64_t remote) {
     Sge sge{s.addr(off), len, s.mr->lkey};
@@ -217,6 +225,84 @@ TEST_F(ShmLinkTest, ADeadSendersChannelIsReclaimed) {
   b->link.housekeeping();
   EXPECT_EQ(b->link.counters().reclaimed, 1u);
   EXPECT_EQ(b->link.inbox().active_mask(0) & 1u, 0u) << "channel 0 is free again";
+}
+
+// ---- bursts (rc/frame.hpp: segmentation offload) ----
+
+TEST_F(ShmLinkTest, BurstsCarryWritesReadsAndSendsWhole) {
+  build(1 << 20, 16 * 1024);  // 16 packets of 1 KiB a frame
+  for (size_t i = 0; i < 300001; ++i) a->buffer[i] = static_cast<uint8_t>(i * 11 + 3);
+  post(*a, WrOpcode::kRdmaWrite, 0, 300001, b->addr(0));
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 300001), 0);
+  const uint64_t frames = a->link.counters().frames_sent;
+  EXPECT_LE(frames, 300001u / 16384 + 2) << "a frame carries up to 16 packets";
+  EXPECT_EQ(a->device.counters().tx_packets, 293u) << "the PSNs of 293 packets of 1 KiB";
+
+  for (size_t i = 0; i < 200000; ++i) b->buffer[500000 + i] = static_cast<uint8_t>(i * 5);
+  post(*a, WrOpcode::kRdmaRead, 500000, 200000, b->addr(500000));
+  WorkCompletion wc = wait(*a);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data() + 500000, b->buffer.data() + 500000, 200000), 0);
+
+  post_recv(*b, 9, 800000, 70000);
+  post(*a, WrOpcode::kSend, 0, 65537, 0);
+  wc = wait(*b);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(wc.byte_len, 65537u);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data() + 800000, 65537), 0);
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(b->device.counters().dropped(rc::Drop::kMalformed), 0u);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
+}
+
+TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
+  build(1 << 20, 16 * 1024);
+  // No receive posted: the burst goes packet by packet, the first is RNR NAKed; once a
+  // receive is there the retry arrives whole.
+  post(*a, WrOpcode::kSend, 0, 50000, 0);
+  for (int i = 0; i < 5; ++i) {
+    a->device.progress();
+    b->link.poll(b->device);
+    b->device.progress();
+    a->link.poll(a->device);
+  }
+  EXPECT_GT(b->device.counters().rnr_naks_sent, 0u);
+  post_recv(*b, 1, 0, 60000);
+  EXPECT_EQ(wait(*b).status, WcStatus::kSuccess);
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+
+  // A receive too short for the burst: the packet that overflows it fails the receive
+  // (local length error) and the sender learns it from the NAK (invalid request).
+  post_recv(*b, 2, 0, 10000);
+  post(*a, WrOpcode::kSend, 0, 50000, 0);
+  EXPECT_EQ(wait(*b).status, WcStatus::kLocLenErr);
+  EXPECT_EQ(wait(*a).status, WcStatus::kRemInvReqErr);
+}
+
+TEST_F(ShmLinkTest, ABurstWithABadRkeyIsARemoteAccessError) {
+  build(1 << 20, 16 * 1024);
+  Sge sge{a->addr(0), 40000, a->mr->lkey};
+  SendWr wr;
+  wr.opcode = WrOpcode::kRdmaWrite;
+  wr.send_flags = send_flag::kSignaled;
+  wr.sg_list = {&sge, 1};
+  wr.rdma.remote_addr = b->addr(0);
+  wr.rdma.rkey = RKey(b->mr->rkey.value() ^ 0x100);
+  size_t bad;
+  ASSERT_TRUE(a->device.post_send(a->qp, {&wr, 1}, &bad).ok());
+  EXPECT_EQ(wait(*a).status, WcStatus::kRemAccessErr);
+}
+
+TEST_F(ShmLinkTest, BurstsRespectFlowControl) {
+  build(64 * 1024, 16 * 1024);  // a burst is a quarter of the ring
+  for (size_t i = 0; i < 500000; ++i) a->buffer[i] = static_cast<uint8_t>(i ^ 0xA5);
+  post(*a, WrOpcode::kRdmaWrite, 0, 500000, b->addr(0));
+  for (int i = 0; i < 10; ++i) a->device.progress();
+  EXPECT_GT(a->link.counters().refused, 0u);
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 500000), 0);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
 }
 
 }  // namespace

@@ -1,0 +1,246 @@
+// Bursts (rc/frame.hpp: segmentation offload): one frame from a link that carries frames whole
+// stands for several packets of one message. The common case — the packets are exactly the
+// ones the receiver expects next — is executed in one step, with one copy of the payload: a
+// SEND or RDMA WRITE at the responder, read responses at the completer. Anything else (a PSN
+// that is not the expected one, a missing receive WQE, an R_Key or length that would fail, a
+// burst that does not add up) is taken apart into its packets, each through the ordinary
+// receive path, so that every IBA rule (NAKs, duplicates, RNR, drops and their counters)
+// applies packet by packet exactly as on a wire.
+#include <arpa/inet.h>
+
+#include <cstring>
+
+#include "packet/builder.hpp"
+#include "rc/device.hpp"
+
+namespace softib::rc {
+
+using packet::OpcodeInfo;
+using packet::Operation;
+using packet::Position;
+using verbs::QpState;
+using verbs::QpType;
+
+namespace {
+
+// The MIDDLE opcode of the operation a FIRST or MIDDLE opcode belongs to.
+const OpcodeInfo* middle_of(const OpcodeInfo& info) {
+  if (info.position == Position::kMiddle) return &info;
+  const OpcodeInfo* m = packet::find_opcode(static_cast<uint8_t>(info.value() + 1));
+  if (m == nullptr || m->operation != info.operation || m->position != Position::kMiddle ||
+      m->transport() != info.transport())
+    return nullptr;
+  return m;
+}
+
+// A burst is well formed when its first packet starts or continues an operation that has
+// MIDDLE packets, its last one continues or ends the same operation, and its payload splits
+// into packets-1 full packets and a last one (full when it is a MIDDLE).
+bool shape_ok(const OpcodeInfo& first, const OpcodeInfo& last, const Burst& b, size_t bytes, uint32_t mtu) {
+  // Reliable and unreliable connections only: their FIRST/MIDDLE/LAST carry no DETH/RDETH.
+  if (first.transport() != packet::Transport::kRc && first.transport() != packet::Transport::kUc) return false;
+  if (first.position != Position::kFirst && first.position != Position::kMiddle) return false;
+  if (last.position != Position::kMiddle && last.position != Position::kLast) return false;
+  if (first.operation != last.operation || first.transport() != last.transport() || middle_of(first) == nullptr)
+    return false;
+  const uint64_t full = uint64_t{b.packets - 1u} * mtu;
+  if (last.position == Position::kMiddle) return bytes == full + mtu;
+  return bytes > full && bytes <= full + mtu;
+}
+
+}  // namespace
+
+void Device::receive_burst(const FrameAddr& from, wire::ByteSpan t, const Burst& b) {
+  const OpcodeInfo* first = t.empty() ? nullptr : packet::find_opcode(t[0]);
+  const OpcodeInfo* last = packet::find_opcode(b.last_opcode);
+  if (first == nullptr || last == nullptr || !verbs::mtu_valid(b.mtu) || t.size() <= first->header_length()) {
+    counters_.rx_packets += b.packets;
+    drop(Drop::kMalformed);
+    return;
+  }
+  const uint32_t mtu = verbs::mtu_bytes(static_cast<verbs::Mtu>(b.mtu));
+  const wire::ByteSpan data = t.subspan(first->header_length());
+  // The first packet, as a packet: its headers and its one MTU of payload.
+  if (!shape_ok(*first, *last, b, data.size(), mtu) ||
+      !packet::parse_transport_frame(t.first(first->header_length() + mtu), rx_)) {
+    counters_.rx_packets += b.packets;
+    drop(Drop::kMalformed);
+    return;
+  }
+  Qp* qp = find_qp(rx_.bth().dest_qp);
+  const auto transport = qp != nullptr ? packet::transport_of(qp->type()) : std::nullopt;
+  const bool fits = qp != nullptr && transport && first->transport() == *transport &&
+                    pkey_match(rx_.bth().pkey, qp_pkey(*qp)) && qp->attr_.path_mtu == static_cast<verbs::Mtu>(b.mtu);
+  if (fits) {
+    if (first->is_response()) {
+      // The completer takes read responses whole when they are the ones it expects next.
+      const RequesterState& req = qp->req_;
+      if (first->operation == Operation::kRdmaReadResponse && req.read_psn_valid && req.read_psn == rx_.bth().psn &&
+          (qp->state_ == QpState::kRts || qp->state_ == QpState::kSqd || qp->state_ == QpState::kSqe)) {
+        counters_.rx_packets += b.packets;
+        rx_.payload_ = data;
+        on_response(*qp, from, rx_, b.packets, last);
+        return;
+      }
+    } else if (request_burst(*qp, from, *last, b, data)) {
+      counters_.rx_packets += b.packets;
+      return;
+    }
+  }
+  const packet::TransportHeaders headers = rx_.headers();
+  explode(from, headers, *first, b, data);
+}
+
+// Does every byte of [offset, offset + len) of the WQE's SGEs resolve for local write? (A
+// burst is executed only when it cannot fail part way: the packet-by-packet path names the
+// packet that fails.)
+bool Device::scatter_ok(const Qp& qp, const verbs::RecvWqe& w, uint64_t offset, uint64_t len) const {
+  if (offset + len > w.length) return false;
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < w.num_sge && len > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    const uint64_t end = at + s.length;
+    if (end > offset) {
+      const uint64_t skip = offset - at;
+      const uint64_t n = std::min<uint64_t>(s.length - skip, len);
+      uint8_t* dst = nullptr;
+      if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr + skip, n, verbs::access::kLocalWrite, &dst) != verbs::MemFault::kNone)
+        return false;
+      offset += n;
+      len -= n;
+    }
+    at = end;
+  }
+  return len == 0;
+}
+
+// A SEND or RDMA WRITE burst at the responder, executed whole when it is exactly what comes
+// next and cannot fail; false leaves everything as it was (the caller takes it apart).
+bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last, const Burst& b, wire::ByteSpan data) {
+  ResponderState& r = qp.resp_;
+  const OpcodeInfo& first = rx_.info();
+  const wire::Bth& bth = rx_.bth();
+  const bool rc = qp.type() == QpType::kRc;
+  if (qp.type() != QpType::kRc && qp.type() != QpType::kUc) return false;
+  if (qp.state_ == QpState::kReset || qp.state_ == QpState::kInit || qp.state_ == QpState::kError) return false;
+  if (bth.psn != r.epsn || (!rc && r.uc_dropping)) return false;
+  using InMsg = ResponderState::InMsg;
+  const bool starts = first.starts_message();
+  if (starts ? r.in_msg != InMsg::kNone
+             : !((r.in_msg == InMsg::kSend && first.is_send()) || (r.in_msg == InMsg::kWrite && first.is_rdma_write())))
+    return false;
+  const bool ends = last.ends_message();
+
+  if (first.is_rdma_write()) {
+    if (last.immediate()) return false;  // its receive WQE (or RNR) is the per-packet path's
+    uint8_t* at = r.write_at;
+    uint64_t left = r.write_left;
+    if (starts) {
+      const wire::Reth& reth = *rx_.headers().reth;
+      if ((qp.attr_.qp_access_flags & verbs::access::kRemoteWrite) == 0 || reth.dma_len == 0) return false;
+      if (mrs_.resolve_remote(reth.rkey, qp.pd_, reth.va, reth.dma_len, verbs::access::kRemoteWrite, &at) !=
+          verbs::MemFault::kNone)
+        return false;
+      left = reth.dma_len;
+    }
+    if (data.size() > left || (ends && data.size() != left)) return false;
+    if (starts) r.write_length = left;
+    std::memcpy(at, data.data(), data.size());
+    r.write_at = at + data.size();
+    r.write_left = left - data.size();
+    r.in_msg = ends ? InMsg::kNone : InMsg::kWrite;
+    if (ends) r.msn = (r.msn + 1) & 0xFFFFFF;
+  } else {
+    verbs::RecvWqe* w = r.wqe;
+    if (starts) {
+      verbs::RecvQueue& rq = qp.rq();
+      if (rq.empty()) return false;  // RNR (or, UC, a drop): the per-packet path's
+      if (!scatter_ok(qp, rq.front(), 0, data.size())) return false;
+      const verbs::RecvWqe& f = rq.front();
+      r.held.wr_id = f.wr_id;
+      r.held.num_sge = f.num_sge;
+      r.held.length = f.length;
+      r.held.sge.assign(f.sge.begin(), f.sge.begin() + f.num_sge);
+      rq.pop();
+      if (qp.srq_ != nullptr && qp.srq_->take_limit_event())
+        async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp.srq_});
+      r.wqe = w = &r.held;
+      r.recv_offset = 0;
+    } else if (w == nullptr || !scatter_ok(qp, *w, r.recv_offset, data.size())) {
+      return false;
+    }
+    verbs::WcStatus fault = verbs::WcStatus::kSuccess;
+    const bool scattered = scatter(qp, *w, r.recv_offset, data, &fault);
+    SOFTIB_ASSERT(scattered);  // scatter_ok said so
+    r.recv_offset += data.size();
+    r.in_msg = ends ? InMsg::kNone : InMsg::kSend;
+    if (ends) {
+      verbs::WorkCompletion wc = received(qp, from, w->wr_id, verbs::WcOpcode::kRecv);
+      wc.byte_len = static_cast<uint32_t>(r.recv_offset);
+      if (last.immediate()) {
+        wc.wc_flags |= verbs::wc_flag::kWithImm;
+        wc.imm_data = htonl(b.last_ext);
+      }
+      if (last.invalidate()) {
+        wc.wc_flags |= verbs::wc_flag::kWithInv;
+        wc.imm_data = b.last_ext;
+      }
+      r.wqe = nullptr;
+      r.msn = (r.msn + 1) & 0xFFFFFF;
+      complete_recv(qp, wc, b.last_solicited);
+    }
+  }
+  r.epsn = bth.psn + b.packets;
+  r.nak_sent = false;
+  if (rc && (b.last_ack_req || bth.ack_req)) {
+    r.ack_pending = true;
+    r.ack_psn = bth.psn + (b.packets - 1u);
+  }
+  return true;
+}
+
+// Takes a burst apart into its packets and receives each as if it had come alone.
+void Device::explode(const FrameAddr& from, const packet::TransportHeaders& first, const OpcodeInfo& first_info,
+                     const Burst& b, wire::ByteSpan data) {
+  const uint32_t mtu = verbs::mtu_bytes(static_cast<verbs::Mtu>(b.mtu));
+  const OpcodeInfo* middle = middle_of(first_info);
+  const OpcodeInfo* last = packet::find_opcode(b.last_opcode);
+  SOFTIB_ASSERT(middle != nullptr && last != nullptr);  // shape_ok
+  // The last packet's AETH (read responses) must be one the packet path could carry.
+  const wire::Aeth last_aeth{static_cast<uint8_t>(b.last_ext >> 24), b.last_ext & 0xFFFFFF};
+  if (last->is_ack()) {
+    std::array<uint8_t, wire::Aeth::kLen> probe{};
+    last_aeth.encode(probe);
+    if (!wire::Aeth::decode(probe).ok()) {
+      counters_.rx_packets += b.packets;
+      drop(Drop::kMalformed);
+      return;
+    }
+  }
+  for (uint32_t i = 0; i < b.packets; ++i) {
+    const OpcodeInfo& info = i == 0 ? first_info : i + 1 == b.packets ? *last : *middle;
+    packet::TransportHeaders h;
+    h.bth = first.bth;
+    h.bth.opcode = info.value();
+    h.bth.psn = first.bth.psn + i;
+    if (i != 0) h.bth.ack_req = false;
+    if (i + 1 == b.packets) {
+      h.bth.ack_req = b.last_ack_req;
+      h.bth.solicited = b.last_solicited;
+    } else {
+      h.bth.solicited = false;
+    }
+    if (info.headers.has(packet::ExtHeader::kReth)) h.reth = first.reth;
+    if (info.headers.has(packet::ExtHeader::kAeth)) h.aeth = i == 0 ? first.aeth : std::optional<wire::Aeth>(last_aeth);
+    if (info.immediate()) h.immdt = wire::ImmDt{b.last_ext};
+    if (info.invalidate()) h.ieth = wire::Ieth{RKey(b.last_ext)};
+    const size_t off = size_t{i} * mtu;
+    const size_t len = std::min<size_t>(mtu, data.size() - off);
+    explode_.resize(packet::transport_length(info, len));
+    const size_t n = packet::write_transport_headers(info, h, len, explode_);
+    std::memcpy(explode_.data() + info.header_length(), data.data() + off, len);
+    receive(from, wire::ByteSpan(explode_.data(), n));
+  }
+}
+
+}  // namespace softib::rc
