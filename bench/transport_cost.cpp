@@ -26,9 +26,14 @@ struct Wire final : rc::FrameSink {
     rc::FrameAddr addr;
     std::unique_ptr<uint8_t[]> data;
     size_t len = 0;
+    rc::Burst burst{};
     wire::ByteSpan bytes() const { return wire::ByteSpan(data.get(), len); }
   };
-  static constexpr size_t kFrameMax = 8192;
+  // Frames up to 64 KiB: the wire takes bursts (rc/frame.hpp) as the shared-memory link does.
+  static constexpr size_t kBurst = 64 * 1024;
+  static constexpr size_t kFrameMax = kBurst + 256;
+  size_t max_burst_bytes() const override { return kBurst; }
+  void commit_burst(size_t len, const rc::Burst& b) override { q.push_back({to_, std::move(building), len, b}); }
   std::deque<Frame> q;
   std::vector<std::unique_ptr<uint8_t[]>> spare;
   std::unique_ptr<uint8_t[]> building;
@@ -45,7 +50,7 @@ struct Wire final : rc::FrameSink {
     }
     return wire::MutByteSpan(building.get(), len);
   }
-  void commit(size_t len) override { q.push_back({to_, std::move(building), len}); }
+  void commit(size_t len) override { q.push_back({to_, std::move(building), len, rc::Burst{}}); }
 };
 
 struct Side {
@@ -111,13 +116,13 @@ struct Bench {
     for (;;) {
       bool did = a.dev.progress() | b.dev.progress();
       while (!to_b.q.empty()) {
-        b.dev.receive(to_b.q.front().addr, to_b.q.front().bytes());
+        b.dev.receive(to_b.q.front().addr, to_b.q.front().bytes(), to_b.q.front().burst);
         to_b.spare.push_back(std::move(to_b.q.front().data));
         to_b.q.pop_front();
         did = true;
       }
       while (!to_a.q.empty()) {
-        a.dev.receive(to_a.q.front().addr, to_a.q.front().bytes());
+        a.dev.receive(to_a.q.front().addr, to_a.q.front().bytes(), to_a.q.front().burst);
         to_a.spare.push_back(std::move(to_a.q.front().data));
         to_a.q.pop_front();
         did = true;

@@ -163,10 +163,14 @@ struct Side {
     if (std::getenv("BENCH_VERBOSE") == nullptr) return;
     const auto& e = ctx.native().engine().counters();
     const auto* l = ctx.native().shm_link();
-    std::fprintf(stderr, "pid %d: engine steps %lu sleeps %lu wakeups %lu inline %lu; shm sent %lu received %lu refused %lu doorbells %lu\n",
+    const auto& d = ctx.native().device().counters();
+    std::fprintf(stderr,
+                 "pid %d: engine steps %lu sleeps %lu wakeups %lu inline %lu; shm sent %lu received %lu refused %lu "
+                 "doorbells %lu; device tx %lu rx %lu retransmits %lu timeouts %lu rnr sent %lu received %lu\n",
                  ::getpid(), e.steps.load(), e.sleeps.load(), e.wakeups.load(), e.inline_steps.load(),
                  l ? l->counters().frames_sent : 0, l ? l->counters().frames_received : 0, l ? l->counters().refused : 0,
-                 l ? l->counters().doorbells : 0);
+                 l ? l->counters().doorbells : 0, d.tx_packets, d.rx_packets, d.retransmits, d.timeouts, d.rnr_naks_sent,
+                 d.rnr_naks_received);
   }
   Context ctx;
   ProtectionDomain pd;
@@ -322,16 +326,18 @@ int main(int argc, char** argv) {
   if (child == 0) {
     ::close(sv[0]);
     if (a.pin) pin_to(1);
-    Side s(o, 1, bytes);
-    Peer me = s.me(), peer{};
-    write_all(sv[1], &me, sizeof me);
-    read_all(sv[1], &peer, sizeof peer);
-    s.connect(peer);
-    char c = 0;
-    write_all(sv[1], &c, 1);  // connected
-    if (a.mode == "lat") latency(s, false, a, sv[1]);
-    if (a.mode == "rate") rate(s, false, a, sv[1]);
-    read_all(sv[1], &c, 1);  // the client is done
+    {
+      Side s(o, 1, bytes);
+      Peer me = s.me(), peer{};
+      write_all(sv[1], &me, sizeof me);
+      read_all(sv[1], &peer, sizeof peer);
+      s.connect(peer);
+      char c = 0;
+      write_all(sv[1], &c, 1);  // connected
+      if (a.mode == "lat") latency(s, false, a, sv[1]);
+      if (a.mode == "rate") rate(s, false, a, sv[1]);
+      read_all(sv[1], &c, 1);  // the client is done
+    }
     ::_exit(0);
   }
   ::close(sv[1]);

@@ -60,8 +60,10 @@ void Engine::stop() {
 
 void Engine::wake() {
   // Dekker with run(): we publish pending_ then read sleeping_; the engine publishes
-  // sleeping_ then reads pending_ (both seq_cst), so one of us sees the other.
-  if (sleeping_.load()) {
+  // sleeping_ then reads pending_ (both seq_cst), so one of us sees the other. One ring per
+  // sleep is enough: a busy poster does not make a system call per post while the engine
+  // is still waking up.
+  if (sleeping_.load() && !rung_.exchange(true)) {
     counters_.wakeups.fetch_add(1, std::memory_order_relaxed);
     doorbell_.ring();
   }
@@ -113,6 +115,11 @@ bool Engine::step() {
   return did;
 }
 
+bool Engine::post_inline() {
+  touch();
+  return try_progress();
+}
+
 bool Engine::try_progress() {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
@@ -125,7 +132,7 @@ bool Engine::try_progress() {
   return true;
 }
 
-bool Engine::poll_inline() {
+uint64_t Engine::touch() {
   const uint64_t t = ticks();
   if (shm_ != nullptr && t - lease_tsc_.load(std::memory_order_relaxed) >= kLeaseRefreshTicks) {
     lease_tsc_.store(t, std::memory_order_relaxed);
@@ -135,6 +142,11 @@ bool Engine::poll_inline() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) wake();
   }
+  return t;
+}
+
+bool Engine::poll_inline() {
+  const uint64_t t = touch();
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
@@ -171,6 +183,7 @@ void Engine::run() {
         ts.tv_sec = static_cast<time_t>(wait_ns / 1'000'000'000);
         ts.tv_nsec = static_cast<long>(wait_ns % 1'000'000'000);
         leased_sleep_.store(true, std::memory_order_relaxed);
+        rung_.store(false);
         sleeping_.store(true);
         pollfd p{doorbell_.fd(), POLLIN, 0};
         if (::ppoll(&p, 1, &ts, nullptr) > 0) doorbell_.drain();
@@ -214,6 +227,7 @@ void Engine::run() {
     }
 
     // Sleep until rung, the next timer, the end of the lease, or housekeeping.
+    rung_.store(false);
     sleeping_.store(true);
     if (shm_ != nullptr) shm_->inbox().sleep_begin();
     // A lease taken since the check above: sleep until it ends instead (the loop's top).

@@ -76,6 +76,13 @@ class Engine {
   // An application thread polls (a CQ it found empty): it takes the inbox lease so the
   // engine stays asleep, then runs a step if it can.
   bool poll_inline();
+  // An application thread posted work: the same lease (the thread is busy in the library),
+  // and a step now if the device is free.
+  bool post_inline();
+  // An application thread is active in the library (a poll that found completions): keeps
+  // the lease. Cheap: the lease's shared line is written at most every few microseconds.
+  // Returns the time-stamp ticks it read.
+  uint64_t touch();
   // An application thread stops polling (it is about to block): the engine takes over at once.
   void release_lease();
 
@@ -104,6 +111,7 @@ class Engine {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> sleeping_{false};
+  std::atomic<bool> rung_{false};  // the doorbell was rung since the engine went to sleep
   std::atomic<bool> pending_{false};
   std::atomic<bool> has_inbox_{false};
   // While asleep: when the engine will wake by itself (steady-clock ns; max: never). A step an

@@ -64,7 +64,8 @@ bool ShmInbox::needs_doorbell() const {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header().sleeping.load(std::memory_order_relaxed) == 0) return false;
   const uint64_t lease = header().lease_ns.load(std::memory_order_relaxed);
-  return lease == 0 || monotonic_ns() >= lease;
+  if (lease != 0 && monotonic_ns() < lease) return false;
+  return header().rung.exchange(1, std::memory_order_acq_rel) == 0;
 }
 
 void ShmInbox::take_lease(uint64_t now_ns) const {

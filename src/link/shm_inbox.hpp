@@ -53,6 +53,7 @@ struct InboxHeader {
   uint32_t pid;
   uint32_t reserved2;
   alignas(64) std::atomic<uint32_t> sleeping;
+  std::atomic<uint32_t> rung;  // a sender rang the doorbell since the engine went to sleep
   alignas(64) std::atomic<uint64_t> lease_ns;
   alignas(64) std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> active;
 };
@@ -86,13 +87,17 @@ class ShmInbox {
   std::optional<uint32_t> claim(uint64_t token) const;
   uint64_t start_position(uint32_t i) const { return channel(i).control().head.load(std::memory_order_acquire); }
   // After publishing a record: whether the receiver must be woken (Dekker with sleep_begin).
+  // True for one sender once per sleep: the others see that it was rung.
   bool needs_doorbell() const;
 
   // ---- receiver ----
   uint64_t active_mask(uint32_t word) const { return header().active[word].load(std::memory_order_acquire); }
   // The engine is about to sleep: from now on senders ring the doorbell. The caller must look
   // at every channel once more after this and not sleep if one has a record.
-  void sleep_begin() const { header().sleeping.store(1, std::memory_order_seq_cst); }
+  void sleep_begin() const {
+    header().rung.store(0, std::memory_order_relaxed);
+    header().sleeping.store(1, std::memory_order_seq_cst);
+  }
   void sleep_end() const { header().sleeping.store(0, std::memory_order_relaxed); }
   // An application thread is polling: keep the engine asleep (and senders quiet) until now +
   // kLeaseNs. Cheap when called often: it writes the shared line at most every kLeaseNs / 4.

@@ -306,7 +306,11 @@ Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
 
 size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
   size_t n = cq->poll(out);
-  if (n != 0 || out.empty()) return n;
+  if (n != 0) {
+    engine_->touch();
+    return n;
+  }
+  if (out.empty()) return n;
   engine_->poll_inline();
   return cq->poll(out);
 }
@@ -372,7 +376,7 @@ Status Context::destroy_qp(rc::Qp* qp) {
 void Context::after_post() {
   // Send now on this thread if the device is free (the lowest latency); else the engine, which
   // holds the device, sends it on its next step.
-  if (!engine_->try_progress()) engine_->kick();
+  if (!engine_->post_inline()) engine_->kick();
 }
 
 Status Context::post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {

@@ -247,13 +247,15 @@ TEST(ShmInbox, TheDoorbellRingsOnlyForASleeperWithoutAPoller) {
   ASSERT_TRUE(inbox.ok());
   EXPECT_FALSE(inbox->needs_doorbell()) << "awake";
   inbox->sleep_begin();
-  EXPECT_TRUE(inbox->needs_doorbell()) << "asleep, nobody polls";
   inbox->take_lease(monotonic_ns());
-  EXPECT_FALSE(inbox->needs_doorbell()) << "an application thread polls";
+  EXPECT_FALSE(inbox->needs_doorbell()) << "asleep, but an application thread polls";
   inbox->drop_lease();
-  EXPECT_TRUE(inbox->needs_doorbell());
+  EXPECT_TRUE(inbox->needs_doorbell()) << "asleep, nobody polls";
+  EXPECT_FALSE(inbox->needs_doorbell()) << "already rung during this sleep";
   inbox->sleep_end();
   EXPECT_FALSE(inbox->needs_doorbell());
+  inbox->sleep_begin();
+  EXPECT_TRUE(inbox->needs_doorbell()) << "a new sleep, a new ring";
 }
 
 }  // namespace
