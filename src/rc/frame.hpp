@@ -95,6 +95,8 @@ class BufferedSink : public FrameSink {
 
  protected:
   virtual bool accept(const FrameAddr& /*to*/, size_t /*len*/) { return true; }
+  // The frame being built (for sinks that inspect it at commit).
+  const std::vector<uint8_t>& buffer() const { return buf_; }
   virtual void deliver(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) = 0;
 
  private:

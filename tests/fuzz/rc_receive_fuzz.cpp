@@ -62,6 +62,26 @@ class CheckingSink final : public rc::BufferedSink {
     auto view = packet::PacketView::parse_roce_v2_transport(transport);
     SOFTIB_ASSERT_MSG(view.ok(), "the device sent a frame PacketView refuses");
   }
+  // Bursts (segmentation offload) of up to 1 KiB: the first packet — its headers and one
+  // path MTU of payload — must parse, and the rest must split into whole packets.
+  size_t max_burst_bytes() const override { return 1024; }
+  void commit_burst(size_t len, const rc::Burst& b) override {
+    SOFTIB_ASSERT(b.packets >= 2 && verbs::mtu_valid(b.mtu) && len <= last_reserve_);
+    const wire::ByteSpan t(buffer().data(), len);
+    const packet::OpcodeInfo* info = packet::find_opcode(t[0]);
+    SOFTIB_ASSERT(info != nullptr && packet::find_opcode(b.last_opcode) != nullptr);
+    const size_t mtu = verbs::mtu_bytes(static_cast<verbs::Mtu>(b.mtu));
+    SOFTIB_ASSERT(len > info->header_length() + (b.packets - 1u) * mtu && len <= info->header_length() + b.packets * mtu);
+    auto view = packet::PacketView::parse_roce_v2_transport(t.first(info->header_length() + mtu));
+    SOFTIB_ASSERT_MSG(view.ok(), "the device sent a burst whose first packet PacketView refuses");
+  }
+  wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override {
+    last_reserve_ = len;
+    return rc::BufferedSink::reserve(to, dest_qp, len);
+  }
+
+ private:
+  size_t last_reserve_ = 0;
 };
 
 class Harness {
@@ -118,7 +138,19 @@ class Harness {
     // Flow control: some inputs make the link refuse every frame for this step (a frame
     // length of 3 mod 7, so the fuzzer controls it without a flag bit of its own).
     sink_.refusing = bytes.size() % 7 == 3;
-    device_.receive(from, frame_);
+    // Bursts: a frame length of 1 mod 5 makes the input a burst whose fields come from its
+    // last bytes (shapes that add up and shapes that do not).
+    rc::Burst burst;
+    if (frame_.size() % 5 == 1 && frame_.size() >= 16) {
+      const uint8_t* tail = frame_.data() + frame_.size() - 4;
+      burst.packets = static_cast<uint16_t>(2 + tail[0] % 7);
+      burst.mtu = static_cast<uint8_t>(tail[1] % 7);
+      burst.last_opcode = tail[2];
+      burst.last_ack_req = (tail[3] & 1) != 0;
+      burst.last_solicited = (tail[3] & 2) != 0;
+      burst.last_ext = wire::load_be32(frame_.data() + frame_.size() - 8);
+    }
+    device_.receive(from, frame_, burst);
     constexpr std::array<std::chrono::microseconds, 4> kAdvance = {
         std::chrono::microseconds(0), std::chrono::microseconds(10), std::chrono::microseconds(1280),
         std::chrono::microseconds(5000)};
