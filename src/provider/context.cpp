@@ -363,6 +363,7 @@ Status Context::query_qp(rc::Qp* qp, verbs::QpAttr* attr, verbs::QpInitAttr* ini
   *attr = qp->attr();
   attr->qp_state = qp->state();
   attr->cur_qp_state = qp->state();
+  attr->sq_draining = qp->req_draining() ? 1 : 0;
   attr->cap = qp->init_attr().cap;
   *init = qp->init_attr();
   return Status();

@@ -163,6 +163,11 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   const verbs::PortLimits limits{1, port_.max_mtu, port_.active_mtu, static_cast<uint16_t>(port_.pkeys.size()),
                                  static_cast<uint8_t>(std::min<size_t>(port_.gids.size(), 255))};
   if (Status s = verbs::check_modify(attr, mask, qp->state_, qp->type(), caps_, limits); !s.ok()) return s;
+  // A QP in SQD that is still draining may only go to Error or Reset (rxe_qp_chk_attr; IBA
+  // 10.3.1: attributes change once the send queue has drained).
+  if (qp->state_ == QpState::kSqd && qp->req_.draining && (mask & kState) && attr.qp_state != QpState::kError &&
+      attr.qp_state != QpState::kReset)
+    return Status(Code::kInvalidArgument, fmt::format("modify SQD: QP {} is still draining", qp->qpn().to_string()));
   verbs::QpAttr& a = qp->attr_;
   if (mask & kAccessFlags) a.qp_access_flags = attr.qp_access_flags;
   if (mask & kPkeyIndex) a.pkey_index = attr.pkey_index;
@@ -203,7 +208,13 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
     qp->req_.rnr_left = a.rnr_retry;
   } else if (to == QpState::kError && from != QpState::kError) {
     to_error(*qp);
+  } else if (to == QpState::kSqd && from == QpState::kRts) {
+    // IBA 10.3.1 (Send Queue Drain): no new WR starts; the message being sent finishes and
+    // what was sent is acknowledged; then, if asked, IBV_EVENT_SQ_DRAINED.
+    qp->req_.draining = true;
+    qp->req_.drain_notify = a.en_sqd_async_notify != 0;
   }
+  if (to != QpState::kSqd) qp->req_.draining = false;
   if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr) qp->req_.next_psn = qp->req_.una = a.sq_psn;
   return Status();
 }
@@ -396,7 +407,13 @@ bool Device::progress() {
     }
     if (!qp.resp_.out.empty() && pump_output(qp)) did = true;
     if ((qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
-    if (qp.state_ == QpState::kRts && run_requester(qp)) did = true;
+    if ((qp.state_ == QpState::kRts || (qp.state_ == QpState::kSqd && qp.req_.send_started)) && run_requester(qp))
+      did = true;
+    if (qp.req_.draining && qp.req_.send_pos == qp.sq_.ring().head() && !qp.req_.send_started) {
+      qp.req_.draining = false;
+      if (qp.req_.drain_notify) async({verbs::AsyncEventType::kSqDrained, nullptr, &qp});
+      did = true;
+    }
     if (qp.resp_.ack_pending) {
       flush_acks(qp);
       did = true;

@@ -65,6 +65,10 @@ struct RequesterState {
   // WQEs before it may still be outstanding, so its status waits for flush() to reach it and
   // completions stay in order (IBA 10.8.3.1, 11.4.2; rxe marks it wqe_state_error likewise).
   bool failed_wqe = false;
+  // SQD (IBA 10.3.1): the send queue drains — what was started finishes and is acknowledged;
+  // then IBV_EVENT_SQ_DRAINED if the modify asked for it (en_sqd_async_notify).
+  bool draining = false;
+  bool drain_notify = false;
   uint32_t failed_pos = 0;
   verbs::WcStatus failed_status = verbs::WcStatus::kSuccess;
 };
@@ -142,6 +146,8 @@ class Qp {
   void* context() const { return context_; }
 
   verbs::SendQueue& sq() { return sq_; }
+  // In SQD with WRs still to finish or be acknowledged (ibv_query_qp sq_draining).
+  bool req_draining() const { return req_.draining; }
   // The receive queue WQEs come from: the QP's own, or its SRQ's.
   verbs::RecvQueue& rq() { return srq_ != nullptr ? srq_->rq() : *rq_; }
   bool has_own_rq() const { return rq_ != nullptr; }

@@ -63,7 +63,8 @@ bool Device::run_requester(Qp& qp) {
   auto& ring = qp.sq_.ring();
   if (req.rnr_wait) return false;
   bool did = false;
-  while (req.send_pos != ring.tail() && qp.state_ == verbs::QpState::kRts) {
+  while (req.send_pos != ring.tail() &&
+         (qp.state_ == verbs::QpState::kRts || (qp.state_ == verbs::QpState::kSqd && req.send_started))) {
     verbs::SendWqe& w = ring.at(req.send_pos);
     if (qp.type() == QpType::kRc) {
       if (Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets)) break;

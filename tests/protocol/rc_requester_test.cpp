@@ -519,3 +519,46 @@ TEST_F(RcRequesterProtocol, StaleAndGhostResponsesAreDropped) {
 
 }  // namespace
 }  // namespace softib::testing
+
+namespace softib::testing {
+namespace {
+
+// IBA 10.3.1, Send Queue Drain: the message being sent finishes, nothing new starts, and once
+// what was sent is acknowledged the QP reports IBV_EVENT_SQ_DRAINED (when asked); attributes
+// change only after that; SQD -> RTS resumes.
+TEST_F(RcRequesterProtocol, SqdFinishesTheMessageInProgressThenReportsDrained) {
+  fill(0, 600, 4);
+  post_send(qp, 1, 0, 600);
+  post_send(qp, 2, 0, 100);
+  sink.pass = 1;  // FIRST goes out, then the link is full
+  sink.refuse = 1;
+  ASSERT_EQ(progress().size(), 1u);
+  QpAttr at;
+  at.qp_state = QpState::kSqd;
+  at.en_sqd_async_notify = 1;
+  ASSERT_TRUE(device.modify_qp(qp, at, attr::kState | attr::kEnSqdAsyncNotify).ok());
+  auto sent = progress();
+  ASSERT_EQ(sent.size(), 2u) << "the message in progress finishes";
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcSendLast);
+  EXPECT_TRUE(progress().empty()) << "the next WR does not start";
+  at = {};
+  at.qp_state = QpState::kSqd;
+  EXPECT_EQ(device.modify_qp(qp, at, attr::kState).to_errno(), EINVAL) << "still draining";
+  EXPECT_TRUE(device.take_async_events().empty());
+  ack_at(2, 1);
+  progress();
+  auto events = device.take_async_events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, AsyncEventType::kSqDrained);
+  EXPECT_EQ(events[0].qp, qp);
+  at = {};
+  at.qp_state = QpState::kRts;
+  ASSERT_TRUE(device.modify_qp(qp, at, attr::kState).ok());
+  sent = progress();
+  ASSERT_EQ(sent.size(), 1u) << "back in RTS, the second WR goes out";
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly);
+  EXPECT_EQ(sent[0].psn(), sq_psn() + 3);
+}
+
+}  // namespace
+}  // namespace softib::testing
