@@ -27,8 +27,10 @@ TimePoint SteadyClock::now() const {
 }
 
 SteadyClock& SteadyClock::instance() {
-  static SteadyClock clock;
-  return clock;
+  // Never destroyed: engine threads of a program that exits without closing its devices keep
+  // reading it while static destructors run.
+  static SteadyClock* clock = new SteadyClock();
+  return *clock;
 }
 
 void ManualClock::advance(Duration d) {

@@ -285,6 +285,7 @@ Status Context::destroy_cq(verbs::Cq* cq) {
   Status s = device_->destroy_cq(cq);
   if (!s.ok()) return s;
   if (auto it = cq_channels_.find(cq); it != cq_channels_.end()) {
+    it->second->queue_.replace(cq, nullptr);  // events not yet read die with the CQ
     --it->second->users_;
     cq_channels_.erase(it);
   }
@@ -299,9 +300,11 @@ Status Context::req_notify_cq(verbs::Cq* cq, bool solicited_only) {
 Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
   // The caller is about to wait rather than poll: the engine must not wait for its lease.
   engine_->release_lease();
-  auto cq = channel->queue_.pop();
-  if (!cq) return Status(Code::kWouldBlock, "get_cq_event: no event");
-  return *cq;
+  for (;;) {
+    auto cq = channel->queue_.pop();
+    if (!cq) return Status(Code::kWouldBlock, "get_cq_event: no event");
+    if (*cq != nullptr) return *cq;  // else: the event of a CQ destroyed since
+  }
 }
 
 size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {

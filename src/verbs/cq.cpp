@@ -10,7 +10,9 @@ bool Cq::push(const WorkCompletion& wc, bool solicited) {
     if (overrun_) overrun_(*this);
     return false;
   }
-  ring_.slot_to_fill() = wc;
+  WorkCompletion& slot = ring_.slot_to_fill();
+  slot = wc;
+  if (timestamps_ != nullptr) slot.timestamp_ns = static_cast<uint64_t>(timestamps_->now().time_since_epoch().count());
   ring_.publish();
   // IBA 11.4.2.2: an armed CQ notifies once, for the next completion or (solicited only) the
   // next solicited or unsuccessful one. arm() may race with this push: the CAS decides which

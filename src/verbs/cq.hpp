@@ -18,6 +18,7 @@
 #include <mutex>
 #include <span>
 
+#include "base/clock.hpp"
 #include "base/spinlock.hpp"
 #include "verbs/ring.hpp"
 #include "verbs/work.hpp"
@@ -38,6 +39,9 @@ class Cq {
   // Where notifications and overruns go (the completion channel, the async event queue).
   void on_notify(Callback f) { notify_ = std::move(f); }
   void on_overrun(Callback f) { overrun_ = std::move(f); }
+  // Completions are stamped with clock's time as they are pushed (the completion timestamps
+  // of ibv_create_cq_ex's IBV_WC_EX_WITH_COMPLETION_TIMESTAMP). REQUIRES: before any push.
+  void enable_timestamps(const Clock* clock) { timestamps_ = clock; }
 
   // Producer side. solicited: the completion is for a message with the SE bit.
   // Returns false on overrun (the completion was lost).
@@ -64,6 +68,7 @@ class Cq {
   std::atomic<bool> overrun_flag_{false};
   Callback notify_;
   Callback overrun_;
+  const Clock* timestamps_ = nullptr;
 };
 
 }  // namespace softib::verbs

@@ -55,6 +55,13 @@ class EventQueue {
     events_.pop_front();
     return e;
   }
+  // Replaces every queued event equal to `from` by `to` (an object going away leaves a
+  // placeholder the consumer skips: the fd's count stays equal to the queue's length).
+  void replace(const T& from, const T& to) {
+    std::lock_guard lock(mu_);
+    for (T& e : events_)
+      if (e == from) e = to;
+  }
   size_t pending() const {
     std::lock_guard lock(mu_);
     return events_.size();

@@ -144,6 +144,7 @@ struct WorkCompletion {
   Lid slid{};
   uint8_t sl = 0;
   uint8_t dlid_path_bits = 0;
+  uint64_t timestamp_ns = 0;  // when the CQ took it (Cq::enable_timestamps), else 0
 };
 
 }  // namespace softib::verbs
