@@ -32,5 +32,6 @@ void register_saquery(CLI::App& app, CommandContext& ctx);    // saquery
 void register_routes(CLI::App& app, CommandContext& ctx);     // tracert, routes
 void register_discover(CLI::App& app, CommandContext& ctx);   // hosts, switches, nodes, netdiscover, linkinfo
 void register_diagnet(CLI::App& app, CommandContext& ctx);    // diagnet
+void register_run(CLI::App& app, CommandContext& ctx);        // run (rdma-core programs on softib)
 
 }  // namespace softib::tools

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   register_routes(app, ctx);
   register_discover(app, ctx);
   register_diagnet(app, ctx);
+  register_run(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
