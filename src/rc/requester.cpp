@@ -88,9 +88,11 @@ bool Device::run_requester(Qp& qp) {
 Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos) {
   RequesterState& req = qp.req_;
   const verbs::QpAttr& a = qp.attr_;
-  const uint32_t mtu = verbs::mtu_bytes(a.path_mtu);
   const bool rc = qp.type() == QpType::kRc;
   const bool ud = qp.type() == QpType::kUd;
+  // A UD QP has no path MTU attribute: its messages may be as long as the port's MTU (rxe's
+  // get_mtu(): the port's for UD, the QP's path MTU for RC and UC).
+  const uint32_t mtu = verbs::mtu_bytes(ud ? port_.active_mtu : a.path_mtu);
 
   if (!req.send_started) {
     req.send_started = true;

@@ -95,6 +95,20 @@ TEST_F(Ud, LongerThanTheMtuFailsLocally) {
   EXPECT_EQ(wc[0].status, WcStatus::kLocLenErr);
 }
 
+// A UD QP has no path MTU (Modify QP does not take one): its limit is the port's MTU, 4096
+// here, not the 1024 of an unset path_mtu (perftest's ib_send_bw -c UD sends 2048 on a
+// 2048-byte port).
+TEST_F(Ud, AMessageAsLongAsThePortMtuIsSent) {
+  ASSERT_TRUE(post_recv(b, qb, 1, {b.sge(0, 40 + 4096)}).ok());
+  ASSERT_TRUE(post_send(a, qa, wr_to_b(4096, ah)).ok());
+  auto swc = reap(a.scq, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
+  auto rwc = reap(b.rcq, 1);
+  ASSERT_EQ(rwc.size(), 1u);
+  EXPECT_EQ(rwc[0].byte_len, 40u + 4096u);
+}
+
 TEST_F(Ud, NoReceiveWqeLosesTheMessage) {
   ASSERT_TRUE(post_send(a, qa, wr_to_b(8, ah)).ok());
   auto wc = reap(a.scq, 1);
