@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -302,7 +303,9 @@ Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
   engine_->release_lease();
   for (;;) {
     auto cq = channel->queue_.pop();
-    if (!cq) return Status(Code::kWouldBlock, "get_cq_event: no event");
+    // EAGAIN (a non-blocking fd) or EINTR (a signal: programs such as qperf end a test with
+    // SIGALRM and expect ibv_get_cq_event to fail with EINTR, as read(2) on the fd does).
+    if (!cq) return Status::from_errno(errno, "get_cq_event");
     if (*cq != nullptr) return *cq;  // else: the event of a CQ destroyed since
   }
 }
@@ -407,7 +410,7 @@ Status Context::destroy_ah(verbs::Ah* ah) {
 
 Result<AsyncEvent> Context::get_async_event() {
   auto e = async_.pop();
-  if (!e) return Status(Code::kWouldBlock, "get_async_event: no event");
+  if (!e) return Status::from_errno(errno, "get_async_event");  // EAGAIN or EINTR
   return *e;
 }
 

@@ -46,7 +46,8 @@ class EventQueue {
     }
     fd_.signal();
   }
-  // Blocks (unless the fd is non-blocking) until an event is queued. nullopt: EAGAIN/EINTR.
+  // Blocks (unless the fd is non-blocking) until an event is queued. nullopt: EAGAIN/EINTR,
+  // left in errno.
   std::optional<T> pop() {
     if (!fd_.wait()) return std::nullopt;
     std::lock_guard lock(mu_);
