@@ -72,6 +72,7 @@ bench: bootstrap-bench
 	python3 bench/routing_quality.py $(BENCH_ARGS)
 	python3 bench/reroute.py $(BENCH_ARGS)
 	python3 bench/netdiscover.py $(BENCH_ARGS)
+	python3 bench/dropin.py $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
 # Only what the demo runs: softib and softibd, optimised.
 demo: bootstrap
