@@ -22,6 +22,8 @@ packages=(
   libibverbs-dev libibumad-dev librdmacm-dev libibmad-dev libopensm-dev
   # independent decoders and reference tools used by the tests
   tshark infiniband-diags ibsim-utils libumad2sim0 opensm
+  # unmodified rdma-core programs the drop-in libraries must run (tests/compat)
+  ibverbs-utils perftest qperf
   python3
 )
 

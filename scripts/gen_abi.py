@@ -73,7 +73,7 @@ def exported_symbols(lib, node_names):
     out = []
     for line in run(["objdump", "-T", lib]).splitlines():
         # 0000000000012340 g    DF .text  0000000000000041  IBVERBS_1.1 ibv_open_device
-        m = re.match(r"^[0-9a-f]+\s+(\S.{6})\s+(\S+)\s+([0-9a-f]+)\s+(\(?[A-Za-z0-9_.]+\)?)\s+(\S+)\s*$", line)
+        m = re.match(r"^[0-9a-f]{16} (.{7}) (\S+)\s+([0-9a-f]+)\s+(\(?[A-Za-z0-9_.]+\)?)\s+(\S+)\s*$", line)
         if not m:
             continue
         flags, section, size, version, name = m.groups()
