@@ -74,10 +74,10 @@ bench: bootstrap-bench
 	python3 bench/netdiscover.py $(BENCH_ARGS)
 	python3 bench/dropin.py $(if $(findstring --quick,$(BENCH_ARGS)),--quick)
 
-# Only what the demo runs: softib and softibd, optimised.
+# Only what the demo runs: softib, softibd and the drop-in libibverbs, optimised.
 demo: bootstrap
 	cmake --preset release >/dev/null
-	cmake --build --preset release -j $(JOBS) --target softib softibd
+	cmake --build --preset release -j $(JOBS) --target softib softibd softib_ibverbs
 	bash scripts/demo.sh build/release
 
 clean:

@@ -23,7 +23,7 @@ packages=(
   # independent decoders and reference tools used by the tests
   tshark infiniband-diags ibsim-utils libumad2sim0 opensm
   # unmodified rdma-core programs the drop-in libraries must run (tests/compat)
-  ibverbs-utils perftest qperf
+  ibverbs-utils perftest qperf iproute2
   python3
 )
 

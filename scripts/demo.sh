@@ -2,7 +2,8 @@
 # The main job: what the admin guides walk a user through, on softib. Bring up the guides'
 # simplest fabric (one switch, host-a and host-b), watch the ports wait in Initializing, start
 # the subnet manager, watch them go Active, list the fabric, check links, ibping a port, read
-# counters, run a fabric diagnosis, break a link and see it, and tear it all down.
+# counters, run an unmodified verbs program between the hosts, run a fabric diagnosis, break a
+# link and see it, and tear it all down.
 #   scripts/demo.sh BUILD_DIR
 set -euo pipefail
 build=${1:-build/release}
@@ -55,6 +56,16 @@ for _ in $(seq 1 100); do
   sleep 0.05
 done
 show "$softib" ping -c 5 -L "$lid_b"
+
+step "RDMA between the hosts: the unmodified ibv_rc_pingpong through softib run"
+port=$((20000 + $$ % 20000))
+echo "\$ softib run --device host-b -- ibv_rc_pingpong -p $port -n 1000 -c &"
+"$softib" run --device host-b -- ibv_rc_pingpong -p "$port" -n 1000 -c >"$work/pp-server.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do ss -ltn 2>/dev/null | grep -q ":$port " && break; sleep 0.05; done
+show "$softib" run --device host-a -- ibv_rc_pingpong -p "$port" -n 1000 -c 127.0.0.1
+wait "${pids[-1]}" 2>/dev/null || true
+echo "(server side)"; tail -n 2 "$work/pp-server.out"
 
 step "Port counters of host-a's port"
 show "$softib" perfquery
