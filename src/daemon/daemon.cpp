@@ -72,11 +72,13 @@ link::PortSnapshot snapshot_of(const fabric::Fabric& f, fabric::PortRef p) {
   s.init_type_reply = pi.init_type_reply;
   s.subnet_timeout = pi.subnet_timeout;
   s.cap_mask = pi.capability_mask;
+  s.cap_mask2 = pi.capability_mask2;
+  s.vl_cap = pi.vl_cap;
   s.qkey_violations = pi.q_key_violations;
   s.pkey_violations = pi.p_key_violations;
   s.port_guid = f.topology().port(p).guid.value();
   s.gid_prefix = pi.gid_prefix;
-  s.num_gids = 1;
+  s.num_gids = std::max<uint8_t>(pi.guid_cap, 1);
   const auto& keys = f.pkeys(p);
   s.num_pkeys = static_cast<uint8_t>(std::min<size_t>(keys.size(), link::kMaxPkeys));
   for (size_t i = 0; i < s.num_pkeys; ++i) s.pkeys[i] = keys[i].value();

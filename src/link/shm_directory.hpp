@@ -28,6 +28,7 @@
 #include "base/ids.hpp"
 #include "base/result.hpp"
 #include "link/shm_region.hpp"
+#include "verbs/caps.hpp"
 
 namespace softib::link {
 
@@ -36,6 +37,7 @@ inline constexpr uint16_t kDirectoryVersion = 1;
 inline constexpr uint32_t kQpnBlock = 1u << 16;           // QPNs per endpoint block
 inline constexpr uint32_t kQpnBlocks = (1u << 24) / kQpnBlock;  // 256 endpoints per HCA
 inline constexpr uint32_t kFirstQpn = 0x11;               // QP0 and QP1 are the special QPs
+static_assert(kQpnBlock - kFirstQpn == verbs::kQpsPerProcess, "max_qp is the smallest block");
 inline constexpr uint32_t kLidTableSize = 0xC000;         // unicast LIDs 1..0xBFFF
 inline constexpr uint32_t kMaxPkeys = 64;
 inline constexpr uint32_t kMaxGids = 4;
@@ -80,10 +82,11 @@ struct PortSnapshot {
   uint8_t ext_speed = 0;
   uint8_t init_type_reply = 0;
   uint8_t num_pkeys = 0;
-  uint8_t num_gids = 0;
+  uint8_t num_gids = 0;     // PortInfo GUIDCap: the GID table's length (index 0 assigned)
   uint8_t subnet_timeout = 0;
-  uint8_t reserved = 0;
+  uint8_t vl_cap = 4;       // PortInfo VLCap: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14
   uint32_t cap_mask = 0;
+  uint16_t cap_mask2 = 0;   // PortInfo CapabilityMask2
   uint16_t qkey_violations = 0;
   uint16_t pkey_violations = 0;
   uint64_t port_guid = 0;

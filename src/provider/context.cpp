@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/assert.hpp"
 #include "base/log.hpp"
 #include "ipc/client.hpp"
 #include "link/shm_inbox.hpp"
@@ -60,9 +61,8 @@ rc::PortAttr port_attr_of(const link::PortSnapshot& s) {
 }
 
 verbs::DeviceCaps caps_for(const DeviceInfo& d, uint32_t qpn_first, uint32_t qpn_last) {
-  verbs::DeviceCaps c = verbs::default_caps();
-  c.phys_port_cnt = d.num_ports;
-  c.max_qp = std::min(c.max_qp, qpn_last - qpn_first + 1);  // the QPN block bounds it
+  verbs::DeviceCaps c = verbs::ca_caps(d.num_ports);
+  SOFTIB_ASSERT(qpn_last - qpn_first + 1 >= c.max_qp);  // every QPN block holds max_qp QPs
   return c;
 }
 
@@ -207,6 +207,9 @@ Result<Gid> Context::query_gid(uint8_t port, uint32_t index) {
   if (!a) return Err{a.error()};
   if (index >= a->gid_table_len)
     return Status(Code::kInvalidArgument, fmt::format("GID index {} is beyond the table ({})", index, a->gid_table_len));
+  // Index 0 is the port GUID's GID; the rest of the table (GUIDCap entries) holds alias GUIDs,
+  // which no SM assigns here: empty, as on hardware (libibverbs reports them as zero GIDs).
+  if (index > 0) return Gid();
   return Gid(a->port.gid_prefix, Guid(a->port.port_guid));
 }
 

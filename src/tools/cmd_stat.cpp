@@ -11,6 +11,7 @@
 #include "ipc/client.hpp"
 #include "tools/command.hpp"
 #include "tools/diag_common.hpp"
+#include "verbs/caps.hpp"
 
 #ifndef SOFTIB_VERSION
 #define SOFTIB_VERSION "0"
@@ -272,18 +273,98 @@ std::string_view vl_str(uint8_t v) {
   }
 }
 
+// device_cap_flags as ibv_devinfo names them (enum ibv_device_cap_flags, in bit order).
+constexpr std::pair<uint32_t, std::string_view> kCapFlagNames[] = {
+    {verbs::device_cap::kResizeMaxWr, "RESIZE_MAX_WR"},     {verbs::device_cap::kBadPkeyCntr, "BAD_PKEY_CNTR"},
+    {verbs::device_cap::kBadQkeyCntr, "BAD_QKEY_CNTR"},     {verbs::device_cap::kRawMulti, "RAW_MULTI"},
+    {verbs::device_cap::kAutoPathMig, "AUTO_PATH_MIG"},     {verbs::device_cap::kChangePhyPort, "CHANGE_PHY_PORT"},
+    {verbs::device_cap::kUdAvPortEnforce, "UD_AV_PORT_ENFORCE"}, {verbs::device_cap::kCurrQpStateMod, "CURR_QP_STATE_MOD"},
+    {verbs::device_cap::kShutdownPort, "SHUTDOWN_PORT"},    {verbs::device_cap::kInitType, "INIT_TYPE"},
+    {verbs::device_cap::kPortActiveEvent, "PORT_ACTIVE_EVENT"}, {verbs::device_cap::kSysImageGuid, "SYS_IMAGE_GUID"},
+    {verbs::device_cap::kRcRnrNakGen, "RC_RNR_NAK_GEN"},    {verbs::device_cap::kSrqResize, "SRQ_RESIZE"},
+    {verbs::device_cap::kNNotifyCq, "N_NOTIFY_CQ"},         {verbs::device_cap::kMemWindow, "MEM_WINDOW"},
+    {verbs::device_cap::kUdIpCsum, "UD_IP_CSUM"},           {verbs::device_cap::kXrc, "XRC"},
+    {verbs::device_cap::kMemMgtExtensions, "MEM_MGT_EXTENSIONS"}, {verbs::device_cap::kMemWindowType2A, "MEM_WINDOW_TYPE_2A"},
+    {verbs::device_cap::kMemWindowType2B, "MEM_WINDOW_TYPE_2B"}, {verbs::device_cap::kRcIpCsum, "RC_IP_CSUM"},
+    {verbs::device_cap::kRawIpCsum, "RAW_IP_CSUM"},         {verbs::device_cap::kManagedFlowSteering, "MANAGED_FLOW_STEERING"},
+};
+
+// What ibv_devinfo -v prints of the device itself (libibverbs/examples/devinfo.c,
+// print_hca_cap), from the capabilities the verbs library reports for this CA
+// (verbs::ca_caps: the drop-in libibverbs answers with the same values).
+std::string device_caps_text(const verbs::DeviceCaps& c) {
+  std::string s;
+  auto line = [&s](std::string_view name, std::string_view tabs, auto value) {
+    s += fmt::format("\t{}:{}{}\n", name, tabs, value);
+  };
+  line("max_mr_size", "\t\t\t", fmt::format("{:#x}", c.max_mr_size));
+  line("page_size_cap", "\t\t\t", fmt::format("{:#x}", c.page_size_cap));
+  line("max_qp", "\t\t\t\t", c.max_qp);
+  line("max_qp_wr", "\t\t\t", c.max_qp_wr);
+  line("device_cap_flags", "\t\t", fmt::format("0x{:08x}", c.device_cap_flags));
+  for (const auto& [bit, name] : kCapFlagNames)
+    if (c.device_cap_flags & bit) s += fmt::format("\t\t\t\t\t{}\n", name);
+  line("max_sge", "\t\t\t", c.max_sge);
+  line("max_sge_rd", "\t\t\t", c.max_sge_rd);
+  line("max_cq", "\t\t\t\t", c.max_cq);
+  line("max_cqe", "\t\t\t", c.max_cqe);
+  line("max_mr", "\t\t\t\t", c.max_mr);
+  line("max_pd", "\t\t\t\t", c.max_pd);
+  line("max_qp_rd_atom", "\t\t\t", c.max_qp_rd_atom);
+  line("max_ee_rd_atom", "\t\t\t", c.max_ee_rd_atom);
+  line("max_res_rd_atom", "\t\t", c.max_res_rd_atom);
+  line("max_qp_init_rd_atom", "\t\t", c.max_qp_init_rd_atom);
+  line("max_ee_init_rd_atom", "\t\t", c.max_ee_init_rd_atom);
+  line("atomic_cap", "\t\t\t", fmt::format("{} ({})", verbs::to_string(c.atomic_cap), static_cast<int>(c.atomic_cap)));
+  line("max_ee", "\t\t\t\t", c.max_ee);
+  line("max_rdd", "\t\t\t", c.max_rdd);
+  line("max_mw", "\t\t\t\t", c.max_mw);
+  line("max_raw_ipv6_qp", "\t\t", c.max_raw_ipv6_qp);
+  line("max_raw_ethy_qp", "\t\t", c.max_raw_ethy_qp);
+  line("max_mcast_grp", "\t\t\t", c.max_mcast_grp);
+  line("max_mcast_qp_attach", "\t\t", c.max_mcast_qp_attach);
+  line("max_total_mcast_qp_attach", "\t", c.max_total_mcast_qp_attach);
+  line("max_ah", "\t\t\t\t", c.max_ah);
+  line("max_fmr", "\t\t\t", c.max_fmr);
+  if (c.max_fmr) line("max_map_per_fmr", "\t\t", c.max_map_per_fmr);
+  line("max_srq", "\t\t\t", c.max_srq);
+  if (c.max_srq) {
+    line("max_srq_wr", "\t\t\t", c.max_srq_wr);
+    line("max_srq_sge", "\t\t\t", c.max_srq_sge);
+  }
+  line("max_pkeys", "\t\t\t", c.max_pkeys);
+  line("local_ca_ack_delay", "\t\t", c.local_ca_ack_delay);
+  // No on-demand paging, TSO, RSS, packet pacing or tag matching; completion timestamps in
+  // nanoseconds (a 1 GHz clock), as the drop-in's query_device_ex says.
+  s += "\tgeneral_odp_caps:\n";
+  for (const char* t : {"rc", "uc", "ud", "xrc"}) s += fmt::format("\t{}_odp_caps:\n\t\t\t\t\tNO SUPPORT\n", t);
+  s += "\tcompletion timestamp_mask:\t\t\t0xffffffffffffffff\n";
+  s += "\thca_core_clock:\t\t\t1000000kHZ\n";
+  s += fmt::format("\tdevice_cap_flags_ex:\t\t0x{:X}\n", c.device_cap_flags);
+  s += "\ttso_caps:\n\t\tmax_tso:\t\t\t0\n";
+  s += "\trss_caps:\n\t\tmax_rwq_indirection_tables:\t\t\t0\n\t\tmax_rwq_indirection_table_size:\t\t\t0\n"
+       "\t\trx_hash_function:\t\t\t\t0x0\n\t\trx_hash_fields_mask:\t\t\t\t0x0\n";
+  s += "\tmax_wq_type_rq:\t\t\t0\n";
+  s += "\tpacket_pacing_caps:\n\t\tqp_rate_limit_min:\t0kbps\n\t\tqp_rate_limit_max:\t0kbps\n";
+  s += "\ttag matching not supported\n";
+  s += "\tnum_comp_vectors:\t\t1\n";
+  return s;
+}
+
 std::string devinfo_text(const LocalCa& ca, int only_port, bool verbose) {
+  const verbs::DeviceCaps caps = verbs::ca_caps(ca.node.num_ports);
   std::string s = fmt::format("hca_id:\t{}\n", ca.name);
   s += "\ttransport:\t\t\tInfiniBand (0)\n";
   s += fmt::format("\tfw_ver:\t\t\t\t{}\n", kFirmware);
   s += fmt::format("\tnode_guid:\t\t\t{}\n", guid_str(ca.node.node_guid));
   s += fmt::format("\tsys_image_guid:\t\t\t{}\n", guid_str(ca.node.system_image_guid));
-  s += fmt::format("\tvendor_id:\t\t\t0x{:04x}\n", ca.node.vendor_id);
-  s += fmt::format("\tvendor_part_id:\t\t\t{}\n", ca.node.device_id);
-  s += fmt::format("\thw_ver:\t\t\t\t0x{:X}\n", ca.node.revision);
+  // The verbs identity (not NodeInfo's VendorID, which the SMA answers): no real vendor's.
+  s += fmt::format("\tvendor_id:\t\t\t0x{:04x}\n", caps.vendor_id);
+  s += fmt::format("\tvendor_part_id:\t\t\t{}\n", caps.vendor_part_id);
+  s += fmt::format("\thw_ver:\t\t\t\t0x{:X}\n", caps.hw_ver);
+  s += fmt::format("\tboard_id:\t\t\tSOFTIB_{}\n", ca.node.id);
   s += fmt::format("\tphys_port_cnt:\t\t\t{}\n", ca.node.num_ports);
-  // -v's device limits (max_qp, max_cqe, ...) belong to a verbs provider, which softib's
-  // CAs do not have yet: -v adds what the port's PortInfo and tables say.
+  if (verbose) s += device_caps_text(caps);
   for (const auto& p : ca.ports) {
     if (only_port && p.number != only_port) continue;
     const mad::PortInfo& pi = p.info;
@@ -297,13 +378,14 @@ std::string devinfo_text(const LocalCa& ca, int only_port, bool verbose) {
     s += "\t\t\tlink_layer:\t\tInfiniBand\n";
     if (verbose) {
       const uint8_t speed = verbs_active_speed(pi);
+      s += "\t\t\tmax_msg_sz:\t\t0x80000000\n";  // IBA 9.4: 2^31 bytes
       s += fmt::format("\t\t\tport_cap_flags:\t\t0x{:08x}\n", pi.capability_mask);
       s += fmt::format("\t\t\tport_cap_flags2:\t0x{:04x}\n", pi.capability_mask2);
       s += fmt::format("\t\t\tmax_vl_num:\t\t{} ({})\n", vl_str(pi.vl_cap), pi.vl_cap);
       s += fmt::format("\t\t\tbad_pkey_cntr:\t\t0x{:x}\n", pi.p_key_violations);
       s += fmt::format("\t\t\tqkey_viol_cntr:\t\t0x{:x}\n", pi.q_key_violations);
       s += fmt::format("\t\t\tsm_sl:\t\t\t{}\n", pi.master_sm_sl);
-      s += fmt::format("\t\t\tpkey_tbl_len:\t\t{}\n", p.state.pkeys.size());
+      s += fmt::format("\t\t\tpkey_tbl_len:\t\t{}\n", caps.max_pkeys);
       s += fmt::format("\t\t\tgid_tbl_len:\t\t{}\n", pi.guid_cap);
       s += fmt::format("\t\t\tsubnet_timeout:\t\t{}\n", pi.subnet_timeout);
       s += fmt::format("\t\t\tinit_type_reply:\t{}\n", pi.init_type_reply);

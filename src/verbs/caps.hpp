@@ -163,4 +163,18 @@ constexpr DeviceCaps default_caps() {
   return c;
 }
 
+// The QPs one process can own on a CA: a block of 65,536 QPNs (link/shm_directory.hpp), the
+// first of which starts at 0x11 (QP0 and QP1 are the special QPs). Every process may create
+// this many, whichever block it got, so it is the device's max_qp.
+inline constexpr uint32_t kQpsPerProcess = 0x10000 - 0x11;
+
+// The capabilities one of softib's CAs reports (ibv_query_device, `softib devinfo -v`): the
+// defaults, the node's port count, and the QPs a process can own.
+constexpr DeviceCaps ca_caps(uint8_t ports) {
+  DeviceCaps c = default_caps();
+  c.phys_port_cnt = ports;
+  c.max_qp = kQpsPerProcess;
+  return c;
+}
+
 }  // namespace softib::verbs

@@ -73,6 +73,25 @@ def test_port_states():
         check(r.returncode == 0 and "softib0" in r.stdout and "node GUID" in r.stdout, "devices", r)
 
 
+def test_devinfo_matches_ibv_devinfo():
+    """`softib devices` and `softib devinfo` (-v, -i) print what the real ibv_devices and
+    ibv_devinfo print through softib's drop-in libibverbs, line for line, for each host."""
+    with SoftibFabric(SOFTIB) as fab:
+        no_leaks = {"ASAN_OPTIONS": "detect_leaks=0"}  # the real tools' own exit-time leaks
+        for host in ("host-a", "host-b"):
+            wait_active(fab, host)
+            for ours, real in ((["devices"], ["ibv_devices"]), (["devinfo"], ["ibv_devinfo"]),
+                               (["devinfo", "-v"], ["ibv_devinfo", "-v"]),
+                               (["devinfo", "-v", "-i", "1"], ["ibv_devinfo", "-v", "-i", "1"]),
+                               (["devinfo", "-l"], ["ibv_devinfo", "-l"])):
+                a = fab.run(*ours, host=host)
+                b = fab.run("run", "--", *real, host=host, env=no_leaks)
+                check(b.returncode == 0 and "runtime error" not in b.stderr, f"{' '.join(real)} through softib run", b)
+                check(a.returncode == 0, f"softib {' '.join(ours)}", a)
+                check(a.stdout == b.stdout, f"softib {' '.join(ours)} differs from {' '.join(real)} on {host}:\n"
+                      f"--- softib\n{a.stdout}--- {real[0]}\n{b.stdout}")
+
+
 def test_no_daemon():
     fab = SoftibFabric(SOFTIB)  # never brought up
     try:

@@ -90,6 +90,7 @@ void fill_port_attr(const provider::PortAttributes& a, ibv_port_attr* out) {
   out->active_mtu = static_cast<ibv_mtu>(p.active_mtu);
   out->gid_tbl_len = a.gid_table_len;
   out->port_cap_flags = p.cap_mask;  // ibv_port_cap_flags are PortInfo:CapabilityMask's bits
+  out->port_cap_flags2 = p.cap_mask2;
   out->max_msg_sz = 0x80000000u;     // IBA 9.4: 2^31 bytes
   out->bad_pkey_cntr = p.pkey_violations;
   out->qkey_viol_cntr = p.qkey_violations;
@@ -97,7 +98,7 @@ void fill_port_attr(const provider::PortAttributes& a, ibv_port_attr* out) {
   out->lid = p.lid;
   out->sm_lid = p.sm_lid;
   out->lmc = p.lmc;
-  out->max_vl_num = 4;  // VL0-7 (PortInfo VLCap encoding)
+  out->max_vl_num = p.vl_cap;  // enum ibv_port_attr's encoding is PortInfo VLCap's
   out->sm_sl = p.sm_sl;
   out->subnet_timeout = p.subnet_timeout;
   out->init_type_reply = p.init_type_reply;
@@ -366,6 +367,7 @@ SOFTIB_EXPORT int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uin
   if (flags != 0 || entry_size < sizeof(ibv_gid_entry) || port_num > 255) return EINVAL;
   auto g = core_of(context).query_gid(static_cast<uint8_t>(port_num), gid_index);
   if (!g) return EINVAL;
+  if (g->is_zero()) return ENODATA;  // an empty entry of the table (libibverbs' answer)
   *entry = ibv_gid_entry{};
   std::memcpy(entry->gid.raw, g->raw().data(), 16);
   entry->gid_index = gid_index;
@@ -384,6 +386,9 @@ SOFTIB_EXPORT ssize_t _ibv_query_gid_table(ibv_context* context, ibv_gid_entry* 
     auto a = c.query_port(port);
     if (!a) return -EINVAL;
     for (uint32_t i = 0; i < a->gid_table_len; ++i) {
+      auto g = c.query_gid(port, i);
+      if (!g) return -EINVAL;
+      if (g->is_zero()) continue;  // the table lists valid entries only
       if (n == max_entries) return -EINVAL;
       auto* e = reinterpret_cast<ibv_gid_entry*>(reinterpret_cast<uint8_t*>(entries) + n * entry_size);
       if (_ibv_query_gid_ex(context, port, i, e, 0, entry_size) != 0) return -EINVAL;
