@@ -56,7 +56,7 @@ Result<RoutingGraph> RoutingGraph::build(const fabric::Topology& t) {
     const fabric::TopoPort& p0 = t.port({n, 0});
     SOFTIB_TRY(claim(p0.lid, p0.lmc, {n, 0}));
     at_switch[s].push_back(static_cast<uint32_t>(g.endpoints_.size()));
-    g.endpoints_.push_back(Endpoint{p0.lid, p0.lmc, s, 0, {n, 0}});
+    g.endpoints_.push_back(Endpoint{p0.lid, p0.lmc, s, 0, {n, 0}, p0.guid});
     for (uint8_t p = 1; p <= node.num_ports; ++p) {
       const PortRef peer = t.port({n, p}).peer;
       if (!peer.valid()) continue;
@@ -68,7 +68,7 @@ Result<RoutingGraph> RoutingGraph::build(const fabric::Topology& t) {
       const fabric::TopoPort& ca = t.port(peer);
       SOFTIB_TRY(claim(ca.lid, ca.lmc, peer));
       at_switch[s].push_back(static_cast<uint32_t>(g.endpoints_.size()));
-      g.endpoints_.push_back(Endpoint{ca.lid, ca.lmc, s, p, peer});
+      g.endpoints_.push_back(Endpoint{ca.lid, ca.lmc, s, p, peer, ca.guid});
     }
     g.link_begin_[s + 1] = static_cast<uint32_t>(g.link_store_.size());
   }

@@ -36,6 +36,7 @@ struct Endpoint {
   SwitchIndex sw = kNoSwitch;  // the switch the endpoint hangs off (or is)
   PortNum port = 0;            // 0: the switch itself
   fabric::PortRef owner;       // the CA/router port, or the switch's port 0
+  Guid guid{};                 // owner's port GUID
   bool is_ca() const { return port != 0; }
 };
 

@@ -162,16 +162,19 @@ const std::vector<uint32_t>& SaContext::endpoints_by_guid() const {
   if (by_guid_.size() != graph().endpoints().size()) {
     by_guid_.resize(graph().endpoints().size());
     for (uint32_t e = 0; e < by_guid_.size(); ++e) by_guid_[e] = e;
-    std::stable_sort(by_guid_.begin(), by_guid_.end(),
-                     [&](uint32_t a, uint32_t b) { return port_guid(a).value() < port_guid(b).value(); });
+    // OpenSM's port-GUID map order: its cl_qmap keys are GUIDs in network byte order compared
+    // as host integers (so a GetTable of PathRecords lists pairs in the order OpenSM does).
+    std::stable_sort(by_guid_.begin(), by_guid_.end(), [&](uint32_t a, uint32_t b) {
+      return __builtin_bswap64(port_guid(a).value()) < __builtin_bswap64(port_guid(b).value());
+    });
   }
   return by_guid_;
 }
 
 std::optional<uint32_t> SaContext::endpoint_by_guid(Guid port_guid_value) const {
   const auto& order = endpoints_by_guid();
-  const auto it = std::lower_bound(order.begin(), order.end(), port_guid_value.value(),
-                                   [&](uint32_t e, uint64_t g) { return port_guid(e).value() < g; });
+  const auto it = std::lower_bound(order.begin(), order.end(), __builtin_bswap64(port_guid_value.value()),
+                                   [&](uint32_t e, uint64_t g) { return __builtin_bswap64(port_guid(e).value()) < g; });
   if (it == order.end() || port_guid(*it) != port_guid_value) return std::nullopt;
   return *it;
 }

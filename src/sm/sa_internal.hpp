@@ -90,7 +90,8 @@ class SaContext {
   const Endpoint& endpoint(uint32_t e) const { return graph().endpoints()[e]; }
   Guid port_guid(uint32_t e) const;
   Gid port_gid(uint32_t e) const { return Gid(subnet_prefix(), port_guid(e)); }
-  // Endpoints in port-GUID order (OpenSM iterates its port table so).
+  // Endpoints in OpenSM's port-GUID map order (GUIDs compared in network byte order, as its
+  // cl_qmap does): a GetTable of PathRecords iterates them so.
   const std::vector<uint32_t>& endpoints_by_guid() const;
   // What the SM read of a port (and set since); null when it never read it.
   const mad::PortInfo* port_info(PortRef p) const;

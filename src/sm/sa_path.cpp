@@ -116,13 +116,13 @@ std::optional<PathParams> path_params(const SaContext& ctx, const PathRecord& q,
     if (pi == nullptr) return;
     if (!first) first = port;
     p.mtu = std::min(p.mtu, sa::port_mtu(*pi, physical));
-    if (!physical) return;
+    // Every port on the way counts, a switch's port 0 at either end too (OpenSM's
+    // pr_rcv_get_path_parms: the source port's rate, each hop's, the destination port's).
     const uint8_t r = ctx.rate_of(port);
     if (link_rate == 0 || sa::compare_rates(r, link_rate) < 0) link_rate = r;
   });
   if (!ok || !first) return std::nullopt;
-  // A switch's path to itself crosses no link: its port 0 says the rate.
-  p.rate = link_rate != 0 ? link_rate : ctx.rate_of(*first);
+  p.rate = link_rate;
   // IBA table 205: a loopback path's PacketLifeTime is 0; otherwise OpenSM hands out its
   // subnet_timeout.
   p.packet_life = src == dst ? 0 : ctx.config().subnet_timeout;

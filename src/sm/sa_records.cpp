@@ -72,7 +72,14 @@ std::vector<NodeIndex> nodes_to_scan(const Request& r, std::optional<NodeIndex> 
     if (only->valid()) out.push_back(*only);
     return out;
   }
-  for (uint32_t i = 0; i < r.ctx.subnet().nodes.size(); ++i) out.push_back(NodeIndex(i));
+  // OpenSM's node (and switch) GUID map order: its cl_qmap keys are GUIDs in network byte
+  // order compared as host integers, so a GetTable lists records in the order OpenSM does.
+  const Subnet& s = r.ctx.subnet();
+  for (uint32_t i = 0; i < s.nodes.size(); ++i) out.push_back(NodeIndex(i));
+  std::stable_sort(out.begin(), out.end(), [&](NodeIndex a, NodeIndex b) {
+    return __builtin_bswap64(s.nodes[a.value()].info.node_guid.value()) <
+           __builtin_bswap64(s.nodes[b.value()].info.node_guid.value());
+  });
   return out;
 }
 

@@ -10,7 +10,10 @@ both write their dumps. Where the two SMs should agree they must agree exactly:
     and the "-SM" marks);
   * opensm-lfts.dump: the same switches with the same headers and the same LIDs annotated
     with the same owners in every table; only the output port may differ, since the
-    routing engines differ (OpenSM's default minhop against softib's ftree/dor).
+    routing engines differ (OpenSM's default minhop against softib's ftree/dor);
+  * and with softib's minhop (`softib sim -R minhop`), OpenSM's default engine, the LFT
+    dump is identical byte for byte, output ports included: the same port for every LID on
+    every switch.
 
   * with PARTITIONS given (for the first net file): every end port's P_Key table, as
     `smpquery pkeys` reads it from ibsim after OpenSM, equals softib's, entry for entry.
@@ -84,6 +87,18 @@ def compare(softib, anchor, net, work):
     if d:
         problems.append(f"{name}: opensm-lfts.dump differs (ports ignored) at {d}")
 
+    # minhop against minhop: every output port the same.
+    mh_dir = os.path.join(work, name + ".softib-minhop")
+    r = subprocess.run([softib, "sim", net, "-R", "minhop", "--dump-dir", mh_dir, "--json", "--no-quality"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        problems.append(f"{name}: softib sim -R minhop failed ({r.returncode}): {r.stdout} {r.stderr}")
+    else:
+        d = first_difference(read(os.path.join(osm_dir, "opensm-lfts.dump")).splitlines(),
+                             read(os.path.join(mh_dir, "opensm-lfts.dump")).splitlines())
+        if d:
+            problems.append(f"{name}: minhop's opensm-lfts.dump differs from OpenSM's at {d}")
+
     # guid2lid: every GUID OpenSM remembers has the LID range softib gave that port.
     lid_of = {}
     entries = re.findall(r"PortGUID:([0-9a-f]{16}) VenID:[0-9A-F]+ DevID:[0-9A-F]+ Rev:[0-9A-F]+ \{[^}]*\} "
@@ -100,7 +115,7 @@ def compare(softib, anchor, net, work):
     checked = len(lid_of)
     if not problems:
         print(f"{name}: identical subnet.lst ({len(osm_lst)} lines), identical LFT dump "
-              f"layout ({len(osm_lft)} lines), {checked} port LIDs agree")
+              f"layout ({len(osm_lft)} lines), identical minhop LFTs, {checked} port LIDs agree")
     return problems
 
 
