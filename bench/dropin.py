@@ -14,14 +14,13 @@ same work:
   latency    perftest `ib_send_lat -s 2 -n ITERS` (its one-way time = half the round trip)
              against `bench_verbs lat --size 2 --iters ITERS`
 
-One JSON object per line, as datapath.py's:
+One JSON object per line, made by datapath.py's Harness (the same fields, the same probe):
   {"bench": "dropin_ib_write_bw", "size": 65536, "value": 9100.0, "unit": "MBps",
    "anchor": "native_api_write_bw", "anchor_value": 9400.0, "ratio": 0.968, "better": "higher",
-   "target": 0.9, "met": true, ...}
-For bandwidth the ratio is drop-in / native (target: at least 0.9); for latency native /
-drop-in (target: at least 0.9, i.e. the drop-in no more than ~10% slower). perftest's MB/sec
-are MiB/s (it divides by 2^20): converted to 10^6 bytes/s here. value/anchor_value: the best
-round of each; "values"/"anchor_values" hold every round.
+   "target": "value >= 0.9 * anchor_value", "met": true, ...}
+ratio = value / anchor_value (drop-in over native); "met" says whether the drop-in is within
+10% of the native API (bandwidth at least 0.9x, latency at most 1/0.9x). perftest's MB/sec
+are MiB/s (it divides by 2^20): converted to 10^6 bytes/s here. The last line is a summary.
 
   python3 bench/dropin.py [--quick] [--runs 3] [--iters-bw 20000] [--iters-lat 20000] [--build build/release]
 
@@ -42,7 +41,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import datapath  # noqa: E402  (the process and probe helpers: one copy of them)
-from datapath import AnchorError, free_port, is_listening, json_lines, run, spawn, stop, stop_all, tail  # noqa: E402
+from datapath import AnchorError, free_port, is_listening, run, spawn, stop, stop_all, tail  # noqa: E402
 
 MIB = 1 << 20
 
@@ -108,118 +107,68 @@ def perftest(fabric, argv, size, timeout=120.0):
     raise last
 
 
-def native(build, argv, bench, key):
-    rc, out, err = run([os.path.join(build, "bench", "bench_verbs")] + argv, timeout=120)
-    for obj in json_lines(out):
-        if obj.get("bench") == bench and key in obj and rc == 0:
-            return float(obj[key])
-    raise AnchorError(f"bench_verbs {' '.join(argv)}: exit {rc}: " + tail(err or out))
-
-
-def probe(build):
-    """The cache-line ping-pong between the two cores (ns one way, min of its runs): the
-    machine's state for this round (datapath.py's probe)."""
-    exe = os.path.join(build, "bench", "anchors", "anchor_cacheline_pingpong")
-    if not os.path.exists(exe):
-        return None
-    rc, out, _ = run([exe, "--iters", "10000", "--runs", "9", "--max-ms", "50"], timeout=30)
-    for obj in json_lines(out):
-        if obj.get("bench") == "cacheline_pingpong" and rc == 0:
-            return obj.get("one_way_ns_min")
-    return None
-
-
-def rounds(n, steps):
-    results = {name: [] for name, _ in steps}
-    probes = []
-    for _ in range(n):
-        probes.append(probe_fn())
-        for name, thunk in steps:
-            try:
-                results[name].append(thunk())
-            except AnchorError as e:
-                results[name].append(e)
-    return results, probes
-
-
-def emit(bench, size, unit, better, ours, anchor_name, anchor, probes, extra):
-    ok = [v for v in ours if not isinstance(v, Exception)]
-    ok_a = [v for v in anchor if not isinstance(v, Exception)]
-    pick = max if better == "higher" else min
-    value = pick(ok) if ok else None
-    anchor_value = pick(ok_a) if ok_a else None
-    ratio = None
-    if value and anchor_value:
-        ratio = value / anchor_value if better == "higher" else anchor_value / value
-    line = {
-        "bench": bench, "size": size, "value": value, "unit": unit, "anchor": anchor_name,
-        "anchor_value": anchor_value, "ratio": round(ratio, 4) if ratio else None, "better": better,
-        "target": 0.9, "met": bool(ratio and ratio >= 0.9),
-        "values": [None if isinstance(v, Exception) else round(v, 4) for v in ours],
-        "anchor_values": [None if isinstance(v, Exception) else round(v, 4) for v in anchor],
-        "probe_cacheline_ns": [p for p in probes if p is not None],
-    }
-    errors = [str(v) for v in ours + anchor if isinstance(v, Exception)]
-    if errors:
-        line["errors"] = errors
-    line.update(extra)
-    print(json.dumps(line), flush=True)
-    return line
-
-
-probe_fn = None
-
-
 def main():
-    global probe_fn
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(TOP, "build", "release"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--iters-bw", type=int, default=20000)
     ap.add_argument("--iters-lat", type=int, default=20000)
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program run")
     ap.add_argument("--quick", action="store_true", help="2 rounds, fewer iterations")
     args = ap.parse_args()
     if args.quick:
         args.runs, args.iters_bw, args.iters_lat = 2, 10000, 5000
+    args.bench_verbs = None
     softib = os.path.join(args.build, "bin", "softib")
     for need in (softib, os.path.join(args.build, "bench", "bench_verbs"),
                  os.path.join(args.build, "lib", "libibverbs.so.1")):
         if not os.path.exists(need):
             raise SystemExit(f"dropin: {need} is missing (make release)")
-    probe_fn = lambda: probe(args.build)  # noqa: E731
     signal.signal(signal.SIGTERM, datapath._on_signal)
+    h = datapath.Harness(args)  # rounds, the cache-line probe, emit: datapath.py's
     started = time.monotonic()
-    lines = []
+    met = []
+
+    def judge(ours, native, better):
+        """The target: the drop-in within 10% of the native API (best rounds)."""
+        o = [r["value"] for r in ours if isinstance(r, dict)]
+        n = [r["value"] for r in native if isinstance(r, dict)]
+        if not o or not n:
+            return False
+        return max(o) >= 0.9 * max(n) if better == "higher" else min(o) <= min(n) / 0.9
+
     try:
         with Fabric(softib) as fabric:
             size = 65536
-            res, probes = rounds(args.runs, [
-                ("native", lambda: native(args.build, ["bw", "--op", "write", "--size", str(size), "--window", "128",
-                                                      "--iters", str(args.iters_bw)], "verbs_rc_write_bw", "MBps")),
-                ("dropin", lambda: perftest_row_value(fabric, ["ib_write_bw", "-s", str(size), "-n", str(args.iters_bw)],
-                                                      size, column=1, scale=MIB / 1e6)),
+            res, probes = h.rounds([
+                ("native", lambda: h.ours(["bw", "--op", "write", "--size", str(size), "--window", "128",
+                                           "--iters", str(args.iters_bw)], "verbs_rc_write_bw", "MBps")),
+                ("dropin", lambda: {"value": perftest(fabric, ["ib_write_bw", "-s", str(size), "-n",
+                                                               str(args.iters_bw)], size)[1] * MIB / 1e6}),
             ])
-            lines.append(emit("dropin_ib_write_bw", size, "MBps", "higher", res["dropin"], "native_api_write_bw",
-                              res["native"], probes, {"iters": args.iters_bw, "tx_depth": 128}))
+            ok = judge(res["dropin"], res["native"], "higher")
+            met.append(ok)
+            h.emit("dropin_ib_write_bw", size, "MBps", "higher", res["dropin"], [
+                ("native_api_write_bw", res["native"], {"program": "bench_verbs bw --window 128"}),
+            ], probes, {"iters": args.iters_bw, "target": "value >= 0.9 * anchor_value", "met": ok,
+                        "statistic": "perftest BW average (MiB/s converted to 10^6 B/s)"})
             size = 2
-            res, probes = rounds(args.runs, [
-                ("native", lambda: native(args.build, ["lat", "--size", str(size), "--iters", str(args.iters_lat)],
+            res, probes = h.rounds([
+                ("native", lambda: h.ours(["lat", "--size", str(size), "--iters", str(args.iters_lat)],
                                           "verbs_rc_send_lat", "half_rtt_us")),
-                ("dropin", lambda: perftest_row_value(fabric, ["ib_send_lat", "-s", str(size), "-n", str(args.iters_lat)],
-                                                      size, column=3)),
+                ("dropin", lambda: {"value": perftest(fabric, ["ib_send_lat", "-s", str(size), "-n",
+                                                               str(args.iters_lat)], size)[3]}),
             ])
-            lines.append(emit("dropin_ib_send_lat", size, "us", "lower", res["dropin"], "native_api_send_lat",
-                              res["native"], probes, {"iters": args.iters_lat, "figure": "t_avg (one way)"}))
+            ok = judge(res["dropin"], res["native"], "lower")
+            met.append(ok)
+            h.emit("dropin_ib_send_lat", size, "us", "lower", res["dropin"], [
+                ("native_api_send_lat", res["native"], {"program": "bench_verbs lat"}),
+            ], probes, {"iters": args.iters_lat, "target": "value <= anchor_value / 0.9", "met": ok,
+                        "statistic": "perftest t_avg (one way) against the mean half round trip"})
     finally:
         stop_all()
     print(json.dumps({"summary": "dropin", "runs": args.runs, "seconds": round(time.monotonic() - started, 1),
-                      "met": all(l["met"] for l in lines)}), flush=True)
-
-
-def perftest_row_value(fabric, argv, size, column, scale=1.0):
-    """perftest's figure in `column` of its result row (bw: 0 peak, 1 average, 2 msg rate;
-    lat: 0 t_min, 1 t_max, 2 t_typical, 3 t_avg, ...)."""
-    return perftest(fabric, argv, size)[column] * scale
+                      "met": all(met)}), flush=True)
 
 
 if __name__ == "__main__":

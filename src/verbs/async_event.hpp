@@ -28,7 +28,7 @@ enum class AsyncEventType : uint8_t {
   kGidChange = 18,
   kWqFatal = 19,
 };
-// ibv_event_type_str()'s wording.
+// ibv_event_type_str()'s wording (a view of a string literal: .data() is NUL-terminated).
 std::string_view to_string(AsyncEventType t);
 
 }  // namespace softib::verbs

@@ -7,7 +7,7 @@ namespace softib::verbs {
 
 // libibverbs' enum_strs.c wording, so tools print what rdma-core's print.
 std::string_view to_string(WcStatus s) {
-  static constexpr std::array<std::string_view, 22> kNames = {
+  static constexpr std::array<std::string_view, 24> kNames = {
       "success",
       "local length error",
       "local QP operation error",
@@ -30,6 +30,8 @@ std::string_view to_string(WcStatus s) {
       "fatal error",
       "response timeout error",
       "general error",
+      "TM error",
+      "TM software rendezvous",
   };
   const auto i = static_cast<size_t>(s);
   return i < kNames.size() ? kNames[i] : "unknown";

@@ -86,8 +86,11 @@ enum class WcStatus : uint8_t {
   kFatalErr = 19,
   kRespTimeoutErr = 20,
   kGeneralErr = 21,
+  kTmErr = 22,              // tag matching: softib reports neither
+  kTmRndvIncomplete = 23,
 };
-// ibv_wc_status_str()'s wording: "success", "local length error", ...
+// ibv_wc_status_str()'s wording: "success", "local length error", ... Each view is of a string
+// literal, so .data() is NUL-terminated (the drop-in libibverbs returns it as a C string).
 std::string_view to_string(WcStatus s);
 
 // enum ibv_wc_opcode.
