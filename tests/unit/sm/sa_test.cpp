@@ -579,8 +579,12 @@ TEST(SaPath, TablesOfPathsAndTheirOrder) {
   q.sgid = h.gid(h.cas[0]);
   const auto from_me = h.table(q, mask<mad::PathRecord>({"SGID"}));
   ASSERT_EQ(from_me.size(), ends);
-  for (size_t i = 1; i < from_me.size(); ++i)  // destinations in port GUID order
-    EXPECT_LT(from_me[i - 1].dgid.interface_id().value(), from_me[i].dgid.interface_id().value());
+  // Destinations in OpenSM's port-GUID map order: GUIDs compared in network byte order
+  // (0x0000000000200000, the switch, before 0x0000000000100001, host-a).
+  for (size_t i = 1; i < from_me.size(); ++i)
+    EXPECT_LT(__builtin_bswap64(from_me[i - 1].dgid.interface_id().value()),
+              __builtin_bswap64(from_me[i].dgid.interface_id().value()));
+  EXPECT_EQ(from_me.front().dgid.interface_id(), Guid(0x200000)) << "the switch's port 0 sorts first";
   EXPECT_EQ(h.table(mad::PathRecord{}, 0).size(), ends * ends);
   q.numb_path = 0;
   EXPECT_TRUE(h.table(q, mask<mad::PathRecord>({"SGID", "NumbPath"})).empty());
