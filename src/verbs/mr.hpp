@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -78,7 +79,10 @@ class MrTable {
   Result<const Mr*> fill(Slot& slot, uint32_t index, const Pd* pd, void* addr, uint64_t length, uint64_t iova,
                          uint32_t access);
 
-  std::vector<Slot> slots_;
+  // A deque, not a vector: reg() and rereg() hand out pointers into the slots, which the
+  // callers (provider::Context, the drop-in ibv_mr, the native MemoryRegion) keep until
+  // dereg; adding a slot at the end must not move the others.
+  std::deque<Slot> slots_;
   std::vector<uint32_t> free_;
   size_t live_ = 0;
   uint32_t limit_ = 1u << 20;
