@@ -51,6 +51,8 @@ class Cq {
   size_t poll(std::span<WorkCompletion> out);
   // ibv_req_notify_cq.
   void arm(bool solicited_only);
+  // A notification is requested and has not fired yet.
+  bool armed() const { return arm_.load(std::memory_order_acquire) != Arm::kNone; }
   // ibv_resize_cq. EINVAL when it would hold fewer than the completions queued.
   // REQUIRES: the progress lock is held (no push runs concurrently).
   Status resize(uint32_t cqe);
