@@ -5,6 +5,7 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sm/routing_engine.hpp"
 #include "base/file.hpp"
@@ -24,6 +25,15 @@ std::optional<uint64_t> number(std::string_view s) {
 }
 
 using Setter = std::function<Result<void>(SmConfig&, std::string_view)>;
+using Getter = std::function<std::string(const SmConfig&)>;
+
+// One option: its OpenSM name, how a value sets it, and how its value is written back (in the
+// form OpenSM's opensm.conf uses: 0x-prefixed 64-bit keys and GUIDs, TRUE/FALSE, "(null)").
+struct Option {
+  std::string_view name;
+  Setter set;
+  Getter get;
+};
 
 Status bad(std::string_view value, std::string_view want) {
   return Status(Code::kInvalidArgument, fmt::format("\"{}\": {}", value, want));
@@ -59,15 +69,32 @@ Setter text(std::string SmConfig::*field) {
   };
 }
 
-const std::vector<std::pair<std::string_view, Setter>>& setters() {
-  static const std::vector<std::pair<std::string_view, Setter>> table = {
-      {"guid", [](SmConfig& c, std::string_view v) -> Result<void> {
+template <class T>
+Option integer_option(std::string_view name, T SmConfig::*field, uint64_t min, uint64_t max, bool hex = false) {
+  return {name, integer(field, min, max), [field, hex](const SmConfig& c) {
+            return hex ? fmt::format("0x{:016x}", static_cast<uint64_t>(c.*field)) : fmt::format("{}", c.*field + 0);
+          }};
+}
+
+Option boolean_option(std::string_view name, bool SmConfig::*field) {
+  return {name, boolean(field), [field](const SmConfig& c) { return std::string(c.*field ? "TRUE" : "FALSE"); }};
+}
+
+Option text_option(std::string_view name, std::string SmConfig::*field) {
+  return {name, text(field), [field](const SmConfig& c) { return (c.*field).empty() ? std::string("(null)") : c.*field; }};
+}
+
+const std::vector<Option>& options() {
+  static const std::vector<Option> table = {
+      {"guid",
+       [](SmConfig& c, std::string_view v) -> Result<void> {
          auto n = number(v);
          if (!n) return bad(v, "want a port GUID");
          c.guid = Guid(*n);
          return {};
-       }},
-      {"sm_priority", integer(&SmConfig::sm_priority, 0, 15)},
+       },
+       [](const SmConfig& c) { return fmt::format("0x{:016x}", c.guid.value()); }},
+      integer_option("sm_priority", &SmConfig::sm_priority, 0, 15),
       {"routing_engine", [](SmConfig& c, std::string_view v) -> Result<void> {
          c.routing_engine.clear();
          while (!v.empty()) {
@@ -78,36 +105,37 @@ const std::vector<std::pair<std::string_view, Setter>>& setters() {
          }
          if (c.routing_engine.empty() || c.routing_engine.front() == "(null)") c.routing_engine = {"auto"};
          return check_engine_chain(c.routing_engine);
-       }},
-      {"lmc", integer(&SmConfig::lmc, 0, 7)},
-      {"lmc_esp0", boolean(&SmConfig::lmc_esp0)},
-      {"subnet_prefix", integer(&SmConfig::subnet_prefix, 0, ~uint64_t{0})},
-      {"sweep_interval", integer(&SmConfig::sweep_interval, 0, 86400)},
-      {"partition_config_file", text(&SmConfig::partition_config_file)},
-      {"sm_key", integer(&SmConfig::sm_key, 0, ~uint64_t{0})},
-      {"m_key", integer(&SmConfig::m_key, 0, ~uint64_t{0})},
-      {"max_wire_smps", integer(&SmConfig::max_wire_smps, 1, 0xFFFF)},
-      {"transaction_timeout", integer(&SmConfig::transaction_timeout, 1, 600000)},
-      {"transaction_retries", integer(&SmConfig::transaction_retries, 0, 100)},
-      {"sminfo_polling_timeout", integer(&SmConfig::sminfo_polling_timeout, 1, 3600000)},
-      {"polling_retry_number", integer(&SmConfig::polling_retry_number, 1, 100)},
-      {"force_heavy_sweep", boolean(&SmConfig::force_heavy_sweep)},
-      {"sweep_on_trap", boolean(&SmConfig::sweep_on_trap)},
-      {"reassign_lids", boolean(&SmConfig::reassign_lids)},
-      {"honor_guid2lid_file", boolean(&SmConfig::honor_guid2lid_file)},
-      {"ignore_other_sm", boolean(&SmConfig::ignore_other_sm)},
-      {"sm_inactive", boolean(&SmConfig::sm_inactive)},
-      {"disable_multicast", boolean(&SmConfig::disable_multicast)},
-      {"no_partition_enforcement", boolean(&SmConfig::no_partition_enforcement)},
-      {"allow_both_pkeys", boolean(&SmConfig::allow_both_pkeys)},
-      {"packet_life_time", integer(&SmConfig::packet_life_time, 0, 0x13)},
-      {"subnet_timeout", integer(&SmConfig::subnet_timeout, 0, 0x1F)},
-      {"head_of_queue_lifetime", integer(&SmConfig::head_of_queue_lifetime, 0, 0x14)},
-      {"leaf_head_of_queue_lifetime", integer(&SmConfig::leaf_head_of_queue_lifetime, 0, 0x14)},
-      {"max_op_vls", integer(&SmConfig::max_op_vls, 1, 5)},
-      {"log_file", text(&SmConfig::log_file)},
-      {"dump_files_dir", text(&SmConfig::dump_files_dir)},
-      {"root_guid_file", text(&SmConfig::root_guid_file)},
+       },
+       [](const SmConfig& c) { return fmt::format("{}", fmt::join(c.routing_engine, ",")); }},
+      integer_option("lmc", &SmConfig::lmc, 0, 7),
+      boolean_option("lmc_esp0", &SmConfig::lmc_esp0),
+      integer_option("subnet_prefix", &SmConfig::subnet_prefix, 0, ~uint64_t{0}, true),
+      integer_option("sweep_interval", &SmConfig::sweep_interval, 0, 86400),
+      text_option("partition_config_file", &SmConfig::partition_config_file),
+      integer_option("sm_key", &SmConfig::sm_key, 0, ~uint64_t{0}, true),
+      integer_option("m_key", &SmConfig::m_key, 0, ~uint64_t{0}, true),
+      integer_option("max_wire_smps", &SmConfig::max_wire_smps, 1, 0xFFFF),
+      integer_option("transaction_timeout", &SmConfig::transaction_timeout, 1, 600000),
+      integer_option("transaction_retries", &SmConfig::transaction_retries, 0, 100),
+      integer_option("sminfo_polling_timeout", &SmConfig::sminfo_polling_timeout, 1, 3600000),
+      integer_option("polling_retry_number", &SmConfig::polling_retry_number, 1, 100),
+      boolean_option("force_heavy_sweep", &SmConfig::force_heavy_sweep),
+      boolean_option("sweep_on_trap", &SmConfig::sweep_on_trap),
+      boolean_option("reassign_lids", &SmConfig::reassign_lids),
+      boolean_option("honor_guid2lid_file", &SmConfig::honor_guid2lid_file),
+      boolean_option("ignore_other_sm", &SmConfig::ignore_other_sm),
+      boolean_option("sm_inactive", &SmConfig::sm_inactive),
+      boolean_option("disable_multicast", &SmConfig::disable_multicast),
+      boolean_option("no_partition_enforcement", &SmConfig::no_partition_enforcement),
+      boolean_option("allow_both_pkeys", &SmConfig::allow_both_pkeys),
+      integer_option("packet_life_time", &SmConfig::packet_life_time, 0, 0x13),
+      integer_option("subnet_timeout", &SmConfig::subnet_timeout, 0, 0x1F),
+      integer_option("head_of_queue_lifetime", &SmConfig::head_of_queue_lifetime, 0, 0x14),
+      integer_option("leaf_head_of_queue_lifetime", &SmConfig::leaf_head_of_queue_lifetime, 0, 0x14),
+      integer_option("max_op_vls", &SmConfig::max_op_vls, 1, 5),
+      text_option("log_file", &SmConfig::log_file),
+      text_option("dump_files_dir", &SmConfig::dump_files_dir),
+      text_option("root_guid_file", &SmConfig::root_guid_file),
   };
   return table;
 }
@@ -144,9 +172,9 @@ bool opensm_only(std::string_view name) {
 }  // namespace
 
 Result<void> set_sm_option(SmConfig& config, std::string_view name, std::string_view value) {
-  for (const auto& [option, setter] : setters()) {
-    if (option != name) continue;
-    auto r = setter(config, value);
+  for (const Option& o : options()) {
+    if (o.name != name) continue;
+    auto r = o.set(config, value);
     if (!r) return Status(Code::kInvalidArgument, fmt::format("{}: {}", name, r.error().message()));
     return {};
   }
@@ -185,6 +213,14 @@ Result<ConfigFile> read_sm_config(const std::string& path, SmConfig base) {
   auto text = read_file(path, "config file");
   if (!text) return text.error();
   return parse_sm_config(*text, path, std::move(base));
+}
+
+std::string write_sm_config(const SmConfig& config) {
+  std::string out =
+      "# opensm.conf written by softib sm -c: the options softib implements, under OpenSM's names\n"
+      "# (OpenSM's other options are recognised and ignored when read back).\n";
+  for (const Option& o : options()) out += fmt::format("\n{} {}\n", o.name, o.get(config));
+  return out;
 }
 
 }  // namespace softib::sm

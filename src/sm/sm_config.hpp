@@ -63,4 +63,9 @@ Result<ConfigFile> read_sm_config(const std::string& path, SmConfig base = {});
 // Errors: InvalidArgument for an unknown option or a bad value.
 Result<void> set_sm_option(SmConfig& config, std::string_view name, std::string_view value);
 
+// An opensm.conf holding every option softib implements with its value in `config` (what
+// `softib sm -c FILE` writes, as `opensm -c FILE` does); parse_sm_config reads it back to the
+// same config.
+std::string write_sm_config(const SmConfig& config);
+
 }  // namespace softib::sm

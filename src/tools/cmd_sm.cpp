@@ -19,6 +19,7 @@
 #include "mad/port_info.hpp"
 #include "sm/sm_config.hpp"
 #include "sm/subnet_manager.hpp"
+#include "base/file.hpp"
 #include "tools/command.hpp"
 #include "tools/host.hpp"
 #include "tools/socket_mad_port.hpp"
@@ -28,7 +29,7 @@ namespace softib::tools {
 namespace {
 
 struct SmArgs {
-  std::string guid, engines, partitions, config_file, log_file, cache_dir;
+  std::string guid, engines, partitions, config_file, create_config, log_file, cache_dir;
   int priority = -1, sweep = -1;
   bool once = false;
 };
@@ -59,6 +60,15 @@ int run_sm(const SmArgs& a, CommandContext& ctx) {
   if (!a.partitions.empty()) config.partition_config_file = a.partitions;
   if (!a.engines.empty())
     if (auto r = sm::set_sm_option(config, "routing_engine", a.engines); !r) return ctx.fail(r.error());
+  if (!a.guid.empty())
+    if (auto r = sm::set_sm_option(config, "guid", a.guid); !r) return ctx.fail(r.error());
+  if (!a.log_file.empty()) config.log_file = a.log_file;
+  if (!a.create_config.empty()) {
+    // opensm -c: dump the configuration (the file's, with the command line on top) and exit.
+    if (auto r = write_file_atomic(a.create_config, sm::write_sm_config(config)); !r) return ctx.fail(r.error());
+    fmt::print("softib sm: configuration written to {}\n", a.create_config);
+    return 0;
+  }
   auto c = ipc::Connection::open(ctx.fabric, "softib sm");
   if (!c) return ctx.fail(c.error());
   if (config.cache_dir == "/var/cache/opensm") {
@@ -144,6 +154,7 @@ void register_sm(CLI::App& app, CommandContext& ctx) {
   cmd->add_option("-R,--routing_engine", a->engines, "routing engines, e.g. ftree,updn");
   cmd->add_option("-P,--Pconfig", a->partitions, "partitions.conf");
   cmd->add_option("-F,--config", a->config_file, "opensm.conf");
+  cmd->add_option("-c,--create-config", a->create_config, "write the configuration to this file and exit");
   cmd->add_option("-s,--sweep", a->sweep, "sweep interval in seconds (0: no periodic sweeps)")->check(CLI::Range(0, 86400));
   cmd->add_flag("-o,--once", a->once, "one sweep, then exit");
   cmd->add_option("-f,--log_file", a->log_file, "log file");

@@ -221,6 +221,35 @@ TEST(SmConfig, OpenSmNamesAndWarnings) {
   EXPECT_EQ(r->warnings[1], "opensm.conf:12: unknown option \"flux_capacitor\" ignored");
 }
 
+// softib sm -c writes what -F reads back: every implemented option, none lost or changed.
+TEST(SmConfig, WrittenConfigReadsBackTheSame) {
+  SmConfig c;
+  c.guid = Guid(0x0002c903000a1b2dULL);
+  c.sm_priority = 9;
+  c.routing_engine = {"updn", "minhop"};
+  c.lmc = 1;
+  c.sweep_interval = 0;
+  c.sm_key = 0x1122334455667788ULL;
+  c.partition_config_file = "/tmp/p.conf";
+  c.force_heavy_sweep = true;
+  c.sweep_on_trap = false;
+  c.max_op_vls = 3;
+  const std::string text = write_sm_config(c);
+  EXPECT_NE(text.find("\nguid 0x0002c903000a1b2d\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nrouting_engine updn,minhop\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nlog_file (null)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsweep_on_trap FALSE\n"), std::string::npos) << text;
+  auto back = parse_sm_config(text, "written.conf");
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_TRUE(back->warnings.empty());
+  EXPECT_EQ(write_sm_config(back->config), text);
+  EXPECT_EQ(back->config.guid, c.guid);
+  EXPECT_EQ(back->config.sm_key, c.sm_key);
+  EXPECT_EQ(back->config.routing_engine, c.routing_engine);
+  EXPECT_EQ(back->config.max_op_vls, 3);
+  EXPECT_FALSE(back->config.sweep_on_trap);
+}
+
 TEST(SmConfig, BadValuesAreErrors) {
   auto r = parse_sm_config("sm_priority 16\n", "c");
   ASSERT_FALSE(r.ok());
