@@ -252,7 +252,8 @@ double bandwidth(Side& s, const Peer& peer, const Args& a) {
 // SEND message rate: A posts batches of 32 (one signaled), B keeps receives posted and counts.
 double rate(Side& s, bool client, const Args& a, int sync) {
   constexpr uint32_t kBatch = 32;
-  const uint64_t warm = std::max<uint64_t>(a.iters / 10, 10000);
+  // Whole batches: the clock starts at the first batch acknowledged at or past the warm-up.
+  const uint64_t warm = (std::max<uint64_t>(a.iters / 10, 10000) + kBatch - 1) / kBatch * kBatch;
   const uint64_t total = warm + a.iters;
   char c = 0;
   if (!client) {
@@ -280,8 +281,9 @@ double rate(Side& s, bool client, const Args& a, int sync) {
     batch[i].sg_list = {&sge, 1};
     batch[i].send_flags = send_flag::kInline | (i + 1 == kBatch ? send_flag::kSignaled : 0u);
   }
-  uint64_t sent = 0, acked = 0;
+  uint64_t sent = 0, acked = 0, timed_from = 0;
   std::chrono::steady_clock::time_point start;
+  bool started = false;
   WorkCompletion wcs[64];
   while (acked < total) {
     // Up to 8 batches in flight (the receiver has 4096 receives posted).
@@ -293,12 +295,16 @@ double rate(Side& s, bool client, const Args& a, int sync) {
     for (size_t i = 0; i < n; ++i) {
       if (wcs[i].status != WcStatus::kSuccess) std::exit(5);
       acked += kBatch;
-      if (acked == warm) start = std::chrono::steady_clock::now();
+      if (!started && acked >= warm) {
+        start = std::chrono::steady_clock::now();
+        started = true;
+        timed_from = acked;
+      }
     }
   }
   const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   read_all(sync, &c, 1);
-  return static_cast<double>(total - warm) / sec / 1e6;  // M messages/s
+  return static_cast<double>(total - timed_from) / sec / 1e6;  // M messages/s
 }
 
 }  // namespace

@@ -254,6 +254,7 @@ bool ShmLink::ready() const {
 }
 
 void ShmLink::housekeeping() {
+  refresh();  // an idle process, too, lets go of the inboxes of peers that are gone
   const uint32_t words = (inbox_.channels() + 63) / 64;
   for (uint32_t w = 0; w < words; ++w) {
     uint64_t bits = inbox_.active_mask(w);

@@ -90,8 +90,10 @@ class Harness {
     for (size_t i = 0; i < buffer_.size(); ++i) buffer_[i] = static_cast<uint8_t>(i * 31 + 7);
     pd_ = device_.alloc_pd();
     cq_ = *device_.create_cq(256, nullptr);
-    mr_ = *device_.mrs().reg(pd_, buffer_.data(), buffer_.size(), kIova,
-                             access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic);
+    auto mr = device_.mrs().reg(pd_, buffer_.data(), buffer_.size(), kIova,
+                                access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic);
+    SOFTIB_ASSERT_MSG(mr.ok(), mr.error().to_string().c_str());
+    mr_ = *mr;
     SOFTIB_ASSERT(mr_->lkey == LKey(0x101) && mr_->rkey == RKey(0x101));
     rc_ = create(QpType::kRc);
     uc_ = create(QpType::kUc);
