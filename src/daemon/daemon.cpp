@@ -112,6 +112,7 @@ struct Daemon::Impl : DaemonContext {
   bool stop = false, ready_sent = false, more_work = false;
   std::vector<std::tuple<uint8_t, uint16_t, uint16_t>> snapshot;  // per end port: state, LID, SM LID
   std::vector<fabric::PortRef> end_ports;
+  std::vector<uint32_t> roce_first;  // RoCE mode: per node, its ports' IPv4 ordinal before port 1
   std::chrono::steady_clock::time_point last_scan{};
   std::string pid_file;
   // The data path: the directory of attached endpoints (made at the first attach).
@@ -183,7 +184,7 @@ struct Daemon::Impl : DaemonContext {
                                      [&](const AttachedPort& a) { return a.slot == *slot; });
       if (!known) {
         const fabric::PortRef ref{n, p};
-        const link::PortSnapshot snap = snapshot_of(*fabric, ref);
+        const link::PortSnapshot snap = port_snapshot(ref);
         directory->write_port(*slot, snap);
         attached_ports.push_back({ref, *slot, snap});
       }
@@ -212,13 +213,24 @@ struct Daemon::Impl : DaemonContext {
     return EndpointFds{it->second.pid, it->second.inbox.get(), it->second.doorbell.get()};
   }
 
+  // What a verbs program sees of a port; in RoCE mode an Ethernet port with its address.
+  link::PortSnapshot port_snapshot(fabric::PortRef p) const {
+    link::PortSnapshot s = snapshot_of(*fabric, p);
+    if (options.roce) {
+      s.link_layer = link::kLinkLayerEthernet;
+      s.ipv4 = options.roce_net + roce_first[p.node.value()] + p.port;
+      s.num_gids = 2;
+    }
+    return s;
+  }
+
   int directory_fd() const override { return directory ? directory->region().fd() : -1; }
 
   // Ports of attached HCAs whose state changed (the SM set a LID, a link went down) are written
   // to the directory, and the endpoints on that HCA are woken to notice (async events).
   void refresh_directory() {
     for (AttachedPort& a : attached_ports) {
-      const link::PortSnapshot now = snapshot_of(*fabric, a.ref);
+      const link::PortSnapshot now = port_snapshot(a.ref);
       if (now == a.last) continue;
       a.last = now;
       directory->write_port(a.slot, now);
@@ -296,6 +308,11 @@ struct Daemon::Impl : DaemonContext {
     m.port_guid = fabric->topology().port(p).guid.value();
     mad::encode(fabric->port_info(p), wire::MutByteSpan(m.port_info));
     for (PKey k : fabric->pkeys(p)) m.pkeys.push_back(k.value());
+    if (options.roce && fabric->topology().node(p.node).type != fabric::NodeType::kSwitch) {
+      const link::PortSnapshot s = port_snapshot(p);
+      m.link_layer = s.link_layer;
+      m.ipv4 = s.ipv4;
+    }
     return m;
   }
 
@@ -345,6 +362,17 @@ Result<std::unique_ptr<Daemon>> Daemon::create(Options options) {
   if (!topo) return Err{topo.error()};
   im.source = options.topology;
   const auto sm_at = first_end_port(*topo);
+  if (options.roce) {
+    // .1 upward in node order; a CA's port p is first + p.
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < topo->node_count(); ++i) {
+      const auto& node = topo->node(fabric::NodeIndex(i));
+      im.roce_first.push_back(next);
+      if (node.type != fabric::NodeType::kSwitch) next += node.num_ports;
+    }
+    if (next >= 0xFFFF) return Status(Code::kInvalidArgument, fmt::format("RoCE mode: {} ports do not fit a /16", next));
+    options.sm = true;  // assigns the link's internal addresses and brings the ports up
+  }
   fabric::FabricOptions fo;
   fo.seed = options.seed;
   im.fabric = std::make_unique<fabric::Fabric>(std::move(*topo), fo);

@@ -24,6 +24,12 @@ struct Options {
   std::string runtime_dir, state_dir;       // empty: ipc/paths.hpp
   int ready_fd = -1;                        // written "ready\n" once serving (and, with the SM, once up)
   uint64_t seed = 1;                        // impairment randomness
+  // RoCE mode (brief §1, as `rdma link add rxe0 type rxe`): every CA port has the Ethernet
+  // link layer and RoCE v2 GIDs from an IPv4 address of `roce_net` (host order; ports are
+  // numbered .1 upward in node order). The embedded SM runs, unseen: the LIDs it assigns
+  // address ports on the shared-memory link; programs see LID 0 and no SM, as on Ethernet.
+  bool roce = false;
+  uint32_t roce_net = 0x7F140000;           // 127.20.0.0/16: loopback, reachable on any host
 };
 
 class Daemon {

@@ -242,6 +242,8 @@ void encode(Writer& w, const PortStateMsg& p) {
   w.bytes(p.port_info);
   w.u16(static_cast<uint16_t>(p.pkeys.size()));
   for (uint16_t k : p.pkeys) w.u16(k);
+  w.u8(p.link_layer);
+  w.u32(p.ipv4);
 }
 
 wire::Parsed<PortStateMsg> decode_port_state(wire::ByteSpan in) {
@@ -257,6 +259,10 @@ wire::Parsed<PortStateMsg> decode_port_state(wire::ByteSpan in) {
   p.pkeys.resize(n);
   for (uint16_t& k : p.pkeys)
     if (auto x = r.u16(k, "pkey")) return *x;
+  if (auto x = r.u8(p.link_layer, "link_layer")) return *x;
+  if (p.link_layer != 1 && p.link_layer != 2)
+    return wire::ParseError{wire::ParseErrorKind::kIllegalValue, "PortState", "link_layer", 0, p.link_layer, 0};
+  if (auto x = r.u32(p.ipv4, "ipv4")) return *x;
   if (auto x = r.end()) return *x;
   return p;
 }

@@ -1,4 +1,4 @@
-// The softibd client protocol, version 1 (documented in docs/protocol.md).
+// The softibd client protocol, version 2 (documented in docs/protocol.md).
 //
 // Transport: an AF_UNIX SOCK_SEQPACKET connection per client session, so message boundaries
 // survive and a session's fd is a real, pollable fd (what a drop-in libibumad hands out as
@@ -31,7 +31,7 @@
 namespace softib::ipc {
 
 inline constexpr uint32_t kMagic = 0x31424953;
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;  // 2: PortState carries the link layer
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kMaxFragment = 60 * 1024;  // fits SO_SNDBUF defaults with room to spare
 inline constexpr size_t kMaxMessage = 16 * 1024 * 1024;
@@ -107,6 +107,8 @@ struct PortStateMsg {
   uint64_t port_guid = 0;
   std::array<uint8_t, 64> port_info{};  // PortInfo as the SMA encodes it (mad::decode<PortInfo>)
   std::vector<uint16_t> pkeys;          // the P_Key table (valid and empty entries)
+  uint8_t link_layer = 1;               // 1 InfiniBand, 2 Ethernet (a RoCE fabric's port)
+  uint32_t ipv4 = 0;                    // Ethernet: the port's IPv4 address (host order)
   friend bool operator==(const PortStateMsg&, const PortStateMsg&) = default;
 };
 

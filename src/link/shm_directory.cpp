@@ -80,6 +80,13 @@ DirEndpoint& ShmDirectory::endpoint(uint32_t slot) const {
   return reinterpret_cast<DirEndpoint*>(region_.data() + header().endpoint_offset)[slot];
 }
 
+std::optional<Gid> port_gid(const PortSnapshot& s, uint32_t index) {
+  if (index >= gid_table_len(s)) return std::nullopt;
+  if (index == 0) return Gid(s.gid_prefix, Guid(s.port_guid));
+  if (index == 1 && s.link_layer == kLinkLayerEthernet) return Gid::from_ipv4(s.ipv4);
+  return Gid();
+}
+
 // ---- readers ----
 
 std::optional<uint32_t> ShmDirectory::port_of_lid(Lid lid) const {
@@ -98,6 +105,18 @@ std::optional<Destination> ShmDirectory::find(Lid dlid, Qpn qpn) const {
   if (h >= header().max_hcas) return std::nullopt;
   const uint32_t owner = hca(h).block_owner[qpn.value() / kQpnBlock].load(std::memory_order_acquire);
   return Destination{*p, owner};
+}
+
+std::optional<Lid> ShmDirectory::lid_of_gid(const Gid& gid) const {
+  for (uint32_t i = 0; i < header().max_ports; ++i) {
+    if (port(i).used.load(std::memory_order_acquire) == 0) break;  // slots are taken in order
+    const PortSnapshot s = read_port(i);
+    if (s.lid == 0) continue;
+    for (uint32_t g = 0; g < gid_table_len(s); ++g) {
+      if (port_gid(s, g) == gid) return Lid(s.lid);
+    }
+  }
+  return std::nullopt;
 }
 
 PortSnapshot ShmDirectory::read_port(uint32_t slot) const {

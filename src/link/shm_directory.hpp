@@ -20,11 +20,13 @@
 // Thread: readers anywhere, any thread; the writer is softibd's loop.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
 
+#include "base/gid.hpp"
 #include "base/ids.hpp"
 #include "base/result.hpp"
 #include "link/shm_region.hpp"
@@ -33,7 +35,7 @@
 namespace softib::link {
 
 inline constexpr uint32_t kDirectoryMagic = 0x44424953;  // "SIBD"
-inline constexpr uint16_t kDirectoryVersion = 1;
+inline constexpr uint16_t kDirectoryVersion = 2;  // 2: ports carry link layer and IPv4 address
 inline constexpr uint32_t kQpnBlock = 1u << 16;           // QPNs per endpoint block
 inline constexpr uint32_t kQpnBlocks = (1u << 24) / kQpnBlock;  // 256 endpoints per HCA
 inline constexpr uint32_t kFirstQpn = 0x11;               // QP0 and QP1 are the special QPs
@@ -41,6 +43,8 @@ static_assert(kQpnBlock - kFirstQpn == verbs::kQpsPerProcess, "max_qp is the sma
 inline constexpr uint32_t kLidTableSize = 0xC000;         // unicast LIDs 1..0xBFFF
 inline constexpr uint32_t kMaxPkeys = 64;
 inline constexpr uint32_t kMaxGids = 4;
+inline constexpr uint8_t kLinkLayerInfiniBand = 1;  // IBV_LINK_LAYER_INFINIBAND
+inline constexpr uint8_t kLinkLayerEthernet = 2;    // IBV_LINK_LAYER_ETHERNET: a RoCE port
 
 struct DirHeader {
   uint32_t magic;
@@ -91,9 +95,19 @@ struct PortSnapshot {
   uint16_t pkey_violations = 0;
   uint64_t port_guid = 0;
   uint64_t gid_prefix = 0;
+  uint8_t link_layer = kLinkLayerInfiniBand;
+  uint32_t ipv4 = 0;        // RoCE: the port's IPv4 address (host order), its GID 1
   std::array<uint16_t, kMaxPkeys> pkeys{};
   friend bool operator==(const PortSnapshot&, const PortSnapshot&) = default;
 };
+
+// A port's GID table as verbs shows it. InfiniBand: [0] the subnet prefix and the port GUID
+// (GUIDCap entries, the rest empty: alias GUIDs no SM assigns here). RoCE (Ethernet link
+// layer, as rxe over a netdev with an IPv6 link-local and an IPv4 address): [0] fe80::/64
+// with the port GUID as interface id, [1] ::ffff:a.b.c.d; both RoCE v2.
+// nullopt past the table's end; an empty entry is the zero GID.
+std::optional<Gid> port_gid(const PortSnapshot& s, uint32_t index);
+inline uint32_t gid_table_len(const PortSnapshot& s) { return std::max<uint32_t>(s.num_gids, 1); }
 
 struct DirPort {
   std::atomic<uint32_t> seq;   // odd while softibd writes
@@ -137,6 +151,9 @@ class ShmDirectory {
   // ---- readers ----
   std::optional<uint32_t> port_of_lid(Lid lid) const;
   std::optional<Destination> find(Lid dlid, Qpn qpn) const;
+  // RoCE address resolution: the LID softibd gave the attached port one of whose GIDs is
+  // `gid` (a RoCE port's LID is the link's internal address, never shown to programs).
+  std::optional<Lid> lid_of_gid(const Gid& gid) const;
   // A consistent copy of a port (sequence lock).
   PortSnapshot read_port(uint32_t slot) const;
   const DirEndpoint& endpoint_slot(uint32_t slot) const;

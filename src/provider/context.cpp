@@ -56,7 +56,9 @@ rc::PortAttr port_attr_of(const link::PortSnapshot& s) {
   p.pkeys.clear();
   for (uint32_t i = 0; i < std::min<uint32_t>(s.num_pkeys, link::kMaxPkeys); ++i) p.pkeys.push_back(PKey(s.pkeys[i]));
   if (p.pkeys.empty()) p.pkeys.push_back(PKey(0));
-  p.gids = {Gid(s.gid_prefix, Guid(s.port_guid))};
+  p.gids.clear();
+  for (uint32_t i = 0; i < link::gid_table_len(s); ++i) p.gids.push_back(*link::port_gid(s, i));
+  p.roce = s.link_layer == link::kLinkLayerEthernet;
   return p;
 }
 
@@ -197,8 +199,15 @@ Result<PortAttributes> Context::query_port(uint8_t port) {
   } else {
     a.port = ports_[port - 1u];
   }
-  a.gid_table_len = std::max<uint16_t>(a.port.num_gids, 1);
+  a.gid_table_len = static_cast<uint16_t>(link::gid_table_len(a.port));
   a.pkey_table_len = caps_.max_pkeys;
+  if (a.port.link_layer == link::kLinkLayerEthernet) {
+    // The LID is the shared-memory link's internal address; on Ethernet there is none to
+    // show, and no SM.
+    a.port.lid = 0;
+    a.port.sm_lid = 0;
+    a.port.lmc = 0;
+  }
   return a;
 }
 
@@ -207,10 +216,15 @@ Result<Gid> Context::query_gid(uint8_t port, uint32_t index) {
   if (!a) return Err{a.error()};
   if (index >= a->gid_table_len)
     return Status(Code::kInvalidArgument, fmt::format("GID index {} is beyond the table ({})", index, a->gid_table_len));
-  // Index 0 is the port GUID's GID; the rest of the table (GUIDCap entries) holds alias GUIDs,
-  // which no SM assigns here: empty, as on hardware (libibverbs reports them as zero GIDs).
-  if (index > 0) return Gid();
-  return Gid(a->port.gid_prefix, Guid(a->port.port_guid));
+  return *link::port_gid(a->port, index);
+}
+
+Result<GidType> Context::query_gid_type(uint8_t port, uint32_t index) {
+  auto a = query_port(port);
+  if (!a) return Err{a.error()};
+  if (index >= a->gid_table_len)
+    return Status(Code::kInvalidArgument, fmt::format("GID index {} is beyond the table ({})", index, a->gid_table_len));
+  return a->port.link_layer == link::kLinkLayerEthernet ? GidType::kRoceV2 : GidType::kIb;
 }
 
 Result<PKey> Context::query_pkey(uint8_t port, uint32_t index) {
@@ -361,11 +375,26 @@ Result<rc::Qp*> Context::create_qp(verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq*
   return device_->create_qp(pd, send_cq, recv_cq, srq, init, user_context);
 }
 
+Status Context::resolve(verbs::AhAttr& ah, const char* what) const {
+  if (!dir_ || ah.port_num < 1 || ah.port_num > info_.num_ports) return Status();
+  if (dir_->read_port(port_slots_[ah.port_num - 1u]).link_layer != link::kLinkLayerEthernet) return Status();
+  // RoCE: addresses are GIDs (the kernel's rdma_check_ah_attr: no GRH is EINVAL). A GID no
+  // attached port has resolves to no port: its frames are lost, as to an absent host.
+  if (!ah.is_global) return Status(Code::kInvalidArgument, fmt::format("{}: a RoCE address needs a GRH", what));
+  ah.dlid = dir_->lid_of_gid(ah.grh.dgid).value_or(Lid());
+  ah.src_path_bits = 0;
+  return Status();
+}
+
 Status Context::modify_qp(rc::Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   Status s;
+  verbs::QpAttr resolved = attr;
+  if (mask & verbs::attr::kAv) s = resolve(resolved.ah_attr, "modify_qp");
+  if (s.ok() && (mask & verbs::attr::kAltPath)) s = resolve(resolved.alt_ah_attr, "modify_qp");
+  if (!s.ok()) return s;
   {
     std::lock_guard lock(device_->lock());
-    s = device_->modify_qp(qp, attr, mask);
+    s = device_->modify_qp(qp, resolved, mask);
   }
   // A move to Error has WRs to flush; a move to RTS may have WRs to send.
   if (s.ok()) engine_->kick();
@@ -380,6 +409,10 @@ Status Context::query_qp(rc::Qp* qp, verbs::QpAttr* attr, verbs::QpInitAttr* ini
   attr->sq_draining = qp->req_draining() ? 1 : 0;
   attr->cap = qp->init_attr().cap;
   *init = qp->init_attr();
+  if (device_->port().roce) {
+    attr->ah_attr.dlid = Lid();  // the internal address stays inside (resolve())
+    attr->alt_ah_attr.dlid = Lid();
+  }
   return Status();
 }
 
@@ -407,8 +440,10 @@ Status Context::post_recv(rc::Qp* qp, std::span<const verbs::RecvWr> wrs, size_t
 }
 
 Result<verbs::Ah*> Context::create_ah(verbs::Pd* pd, const verbs::AhAttr& attr) {
+  verbs::AhAttr resolved = attr;
+  if (Status s = resolve(resolved, "create_ah"); !s.ok()) return s;
   std::lock_guard lock(device_->lock());
-  return device_->create_ah(pd, attr);
+  return device_->create_ah(pd, resolved);
 }
 
 Status Context::destroy_ah(verbs::Ah* ah) {

@@ -64,6 +64,9 @@ struct AsyncEvent {
 };
 
 // What ibv_query_port reports (struct ibv_port_attr's fields, as the port has them).
+// What kind of address a GID table entry is (ibv_gid_type).
+enum class GidType : uint8_t { kIb, kRoceV2 };
+
 struct PortAttributes {
   link::PortSnapshot port;
   uint16_t gid_table_len = 0;
@@ -87,6 +90,7 @@ class Context {
   // ibv_query_port. EINVAL for a port the device does not have.
   Result<PortAttributes> query_port(uint8_t port);
   Result<Gid> query_gid(uint8_t port, uint32_t index);
+  Result<GidType> query_gid_type(uint8_t port, uint32_t index);
   Result<PKey> query_pkey(uint8_t port, uint32_t index);
 
   // ---- objects (libibverbs' errors) ----
@@ -145,6 +149,8 @@ class Context {
  private:
   Context(DeviceInfo info, verbs::EventFd async_fd);
   void on_step();  // REQUIRES: device lock (the engine's step hook)
+  // On a RoCE port, the address's GID becomes the link's internal LID (EINVAL without a GRH).
+  Status resolve(verbs::AhAttr& ah, const char* what) const;
   void sync_ports();
   void after_post();
 

@@ -19,6 +19,9 @@ struct PortAttr {
   verbs::Mtu active_mtu = verbs::Mtu::k4096;
   std::vector<PKey> pkeys{PKey::default_full()};
   std::vector<Gid> gids;
+  // RoCE (Ethernet link layer): every packet has a GRH, which the wire carries as an IPv4
+  // header when both GIDs are IPv4-mapped; completions report no SLID (there is no LRH).
+  bool roce = false;
 };
 
 }  // namespace softib::rc

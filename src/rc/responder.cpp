@@ -10,6 +10,8 @@
 #include "packet/builder.hpp"
 #include "rc/device.hpp"
 #include "wire/crc.hpp"
+#include "wire/ipv4.hpp"
+#include "wire/udp.hpp"
 
 namespace softib::rc {
 
@@ -92,7 +94,7 @@ verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint
   wc.opcode = op;
   wc.qp_num = qp.qpn_;
   wc.src_qp = qp.attr_.dest_qp_num;
-  wc.slid = from.slid;
+  wc.slid = port_.roce ? Lid() : from.slid;
   wc.sl = from.sl;
   wc.pkey_index = qp.attr_.pkey_index;
   return wc;
@@ -286,14 +288,28 @@ void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::Transpor
   if (!ok) fault = WcStatus::kLocLenErr;
   if (ok && from.global) {
     std::array<uint8_t, wire::Grh::kLen> grh_bytes{};
-    wire::Grh g;
-    g.tclass = from.traffic_class;
-    g.flow_label = from.flow_label;
-    g.pay_len = static_cast<uint16_t>(packet::transport_length(p.info(), data.size()) + wire::kIcrcLen);
-    g.hop_lmt = from.hop_limit;
-    g.sgid = from.sgid;
-    g.dgid = from.dgid;
-    g.encode(grh_bytes);
+    const uint16_t transport = static_cast<uint16_t>(packet::transport_length(p.info(), data.size()) + wire::kIcrcLen);
+    if (port_.roce && from.sgid.is_ipv4_mapped() && from.dgid.is_ipv4_mapped()) {
+      // RoCE v2 over IPv4: the area's last 20 bytes hold the IPv4 header (as rxe and
+      // ConnectX put it; the first 20 are undefined, here zero).
+      wire::Ipv4 ip;
+      ip.dscp = static_cast<uint8_t>(from.traffic_class >> 2);
+      ip.ecn = static_cast<uint8_t>(from.traffic_class & 3);
+      ip.total_length = static_cast<uint16_t>(wire::Ipv4::kLen + wire::Udp::kLen + transport);
+      ip.ttl = from.hop_limit;
+      ip.source = from.sgid.ipv4();
+      ip.destination = from.dgid.ipv4();
+      ip.encode(wire::MutByteSpan(grh_bytes).subspan(wire::Grh::kLen - wire::Ipv4::kLen));
+    } else {
+      wire::Grh g;
+      g.tclass = from.traffic_class;
+      g.flow_label = from.flow_label;
+      g.pay_len = transport;
+      g.hop_lmt = from.hop_limit;
+      g.sgid = from.sgid;
+      g.dgid = from.dgid;
+      g.encode(grh_bytes);
+    }
     ok = scatter(qp, w, 0, grh_bytes, &fault);
     wc.wc_flags |= verbs::wc_flag::kGrh;
   }

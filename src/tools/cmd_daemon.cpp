@@ -17,18 +17,24 @@ void register_daemon(CLI::App& app, CommandContext& ctx) {
   auto priority = std::make_shared<int>(-1);
   auto engines = std::make_shared<std::string>();
   auto partitions = std::make_shared<std::string>();
+  auto roce = std::make_shared<bool>(false);
+  auto roce_net = std::make_shared<std::string>();
   CLI::App* up_cmd = app.add_subcommand("up", "Start the fabric's softibd (and its SM) and return once it is up");
   up_cmd->add_option("TOPOLOGY", o->topology, "a net file or generator spec (default: one switch, host-a and host-b)");
   up_cmd->add_flag("--no-sm", *no_sm, "do not run the embedded subnet manager (run `softib sm` yourself)");
   up_cmd->add_option("-p,--sm-priority", *priority, "the embedded SM's priority")->check(CLI::Range(0, 15));
   up_cmd->add_option("-R,--routing-engine", *engines, "the embedded SM's routing engines");
   up_cmd->add_option("-P,--partitions", *partitions, "partitions.conf for the embedded SM");
-  up_cmd->callback([o, no_sm, priority, engines, partitions, &ctx] {
+  up_cmd->add_flag("--roce", *roce, "RoCE mode: Ethernet link layer, RoCE v2 GIDs from IPv4 addresses, no SM to see");
+  up_cmd->add_option("--roce-net", *roce_net, "RoCE mode: the /16 of the ports' IPv4 addresses (default 127.20.0.0)");
+  up_cmd->callback([o, no_sm, priority, engines, partitions, roce, roce_net, &ctx] {
     o->fabric = ctx.fabric;
     o->sm = !*no_sm;
     if (*priority >= 0) o->extra.insert(o->extra.end(), {"--sm-priority", std::to_string(*priority)});
     if (!engines->empty()) o->extra.insert(o->extra.end(), {"--routing-engine", *engines});
     if (!partitions->empty()) o->extra.insert(o->extra.end(), {"--partitions", *partitions});
+    if (*roce) o->extra.emplace_back("--roce");
+    if (!roce_net->empty()) o->extra.insert(o->extra.end(), {"--roce-net", *roce_net});
     auto d = up(*o);
     if (!d) return (void)ctx.fail(d.error());
     fmt::print("softibd for fabric \"{}\" is up (pid {}, socket {})\n", d->fabric, d->pid, d->socket);

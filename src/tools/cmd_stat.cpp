@@ -56,12 +56,12 @@ std::string port_text(const LocalPort& p, bool alone) {
   s += fmt::format("{}State: {}\n", pre, state_name(p.info.port_state));
   s += fmt::format("{}Physical state: {}\n", pre, phys_name(p.info.port_physical_state));
   s += fmt::format("{}Rate: {}\n", pre, ibstat_rate(p.info));
-  s += fmt::format("{}Base lid: {}\n", pre, p.info.lid.value());
-  s += fmt::format("{}LMC: {}\n", pre, p.info.lmc);
-  s += fmt::format("{}SM lid: {}\n", pre, p.info.master_sm_lid.value());
+  s += fmt::format("{}Base lid: {}\n", pre, p.lid());
+  s += fmt::format("{}LMC: {}\n", pre, p.lmc());
+  s += fmt::format("{}SM lid: {}\n", pre, p.sm_lid());
   s += fmt::format("{}Capability mask: 0x{:08x}\n", pre, p.info.capability_mask);
   s += fmt::format("{}Port GUID: 0x{:016x}\n", pre, p.state.port_guid);
-  s += fmt::format("{}Link layer: InfiniBand\n", pre);
+  s += fmt::format("{}Link layer: {}\n", pre, p.link_layer());
   return s;
 }
 
@@ -82,12 +82,12 @@ nlohmann::json port_json(const LocalPort& p) {
           {"state", state_name(p.info.port_state)},
           {"physical_state", phys_name(p.info.port_physical_state)},
           {"rate", r.to_string()},
-          {"base_lid", p.info.lid.value()},
-          {"lmc", p.info.lmc},
-          {"sm_lid", p.info.master_sm_lid.value()},
+          {"base_lid", p.lid()},
+          {"lmc", p.lmc()},
+          {"sm_lid", p.sm_lid()},
           {"capability_mask", fmt::format("0x{:08x}", p.info.capability_mask)},
           {"port_guid", fmt::format("0x{:016x}", p.state.port_guid)},
-          {"link_layer", "InfiniBand"}};
+          {"link_layer", p.link_layer()}};
 }
 
 nlohmann::json ca_json(const LocalCa& ca, bool ports) {
@@ -372,10 +372,10 @@ std::string devinfo_text(const LocalCa& ca, int only_port, bool verbose) {
     s += fmt::format("\t\t\tstate:\t\t\t{} ({})\n", verbs_state(pi.port_state), static_cast<int>(pi.port_state));
     s += fmt::format("\t\t\tmax_mtu:\t\t{} ({})\n", mtu_str(pi.mtu_cap), pi.mtu_cap);
     s += fmt::format("\t\t\tactive_mtu:\t\t{} ({})\n", mtu_str(pi.neighbor_mtu), pi.neighbor_mtu);
-    s += fmt::format("\t\t\tsm_lid:\t\t\t{}\n", pi.master_sm_lid.value());
-    s += fmt::format("\t\t\tport_lid:\t\t{}\n", pi.lid.value());
-    s += fmt::format("\t\t\tport_lmc:\t\t0x{:02x}\n", pi.lmc);
-    s += "\t\t\tlink_layer:\t\tInfiniBand\n";
+    s += fmt::format("\t\t\tsm_lid:\t\t\t{}\n", p.sm_lid());
+    s += fmt::format("\t\t\tport_lid:\t\t{}\n", p.lid());
+    s += fmt::format("\t\t\tport_lmc:\t\t0x{:02x}\n", p.lmc());
+    s += fmt::format("\t\t\tlink_layer:\t\t{}\n", p.link_layer());
     if (verbose) {
       const uint8_t speed = verbs_active_speed(pi);
       s += "\t\t\tmax_msg_sz:\t\t0x80000000\n";  // IBA 9.4: 2^31 bytes
@@ -386,7 +386,7 @@ std::string devinfo_text(const LocalCa& ca, int only_port, bool verbose) {
       s += fmt::format("\t\t\tqkey_viol_cntr:\t\t0x{:x}\n", pi.q_key_violations);
       s += fmt::format("\t\t\tsm_sl:\t\t\t{}\n", pi.master_sm_sl);
       s += fmt::format("\t\t\tpkey_tbl_len:\t\t{}\n", caps.max_pkeys);
-      s += fmt::format("\t\t\tgid_tbl_len:\t\t{}\n", pi.guid_cap);
+      s += fmt::format("\t\t\tgid_tbl_len:\t\t{}\n", p.ethernet() ? 2 : pi.guid_cap);
       s += fmt::format("\t\t\tsubnet_timeout:\t\t{}\n", pi.subnet_timeout);
       s += fmt::format("\t\t\tinit_type_reply:\t{}\n", pi.init_type_reply);
       s += fmt::format("\t\t\tactive_width:\t\t{}X ({})\n", width_str(pi.link_width_active), pi.link_width_active);
@@ -395,7 +395,11 @@ std::string devinfo_text(const LocalCa& ca, int only_port, bool verbose) {
                        static_cast<int>(pi.port_physical_state));
       // GID[0]: the subnet prefix and the port GUID (non-null GIDs only, as devinfo prints).
       const uint64_t prefix = pi.gid_prefix, guid = p.state.port_guid;
-      if (guid != 0)
+      if (p.ethernet()) {
+        // RoCE: devinfo prints the address form and the type (link-local, then IPv4-mapped).
+        s += fmt::format("\t\t\tGID[{:3}]:\t\t{}, RoCE v2\n", 0, Gid(prefix, Guid(guid)).to_string());
+        s += fmt::format("\t\t\tGID[{:3}]:\t\t{}, RoCE v2\n", 1, Gid::from_ipv4(p.state.ipv4).to_string());
+      } else if (guid != 0)
         s += fmt::format("\t\t\tGID[{:3}]:\t\t{:04x}:{:04x}:{:04x}:{:04x}:{:04x}:{:04x}:{:04x}:{:04x}\n", 0,
                          (prefix >> 48) & 0xffff, (prefix >> 32) & 0xffff, (prefix >> 16) & 0xffff, prefix & 0xffff,
                          (guid >> 48) & 0xffff, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff);

@@ -120,11 +120,43 @@ Result<DaemonProcess> up(const UpOptions& o) {
   }
 }
 
+namespace {
+
+// Waits for `pidfd` to turn readable (the process ended).
+Result<void> wait_gone(int pidfd, pid_t pid, Duration timeout, const std::string& name) {
+  pollfd p{pidfd, POLLIN, 0};
+  const int n = ::poll(&p, 1, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+  ::close(pidfd);
+  ::waitpid(pid, nullptr, WNOHANG);  // reap it if it was our child
+  if (n <= 0) return Status(Code::kTimeout, fmt::format("softibd of fabric \"{}\" did not stop", name));
+  return {};
+}
+
+// A softibd that speaks another protocol version (one from an older or newer softib) is
+// stopped the way a service manager would: SIGTERM to the pid in its pid file.
+Result<void> down_by_pid_file(const std::string& dir, const std::string& name, Duration timeout) {
+  auto text = read_file(dir + "/softibd.pid");
+  if (!text) return Err{text.error()};
+  const long pid = std::strtol(text->c_str(), nullptr, 10);
+  if (pid <= 1) return Status(Code::kInvalidArgument, fmt::format("{}/softibd.pid holds no pid", dir));
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  if (pidfd < 0) return {};  // already gone
+  if (::kill(static_cast<pid_t>(pid), SIGTERM) != 0) {
+    ::close(pidfd);
+    return Status::from_errno(errno, fmt::format("kill {}", pid));
+  }
+  return wait_gone(pidfd, static_cast<pid_t>(pid), timeout, name);
+}
+
+}  // namespace
+
 Result<void> down(const std::string& fabric, Duration timeout, const std::string& runtime_dir) {
   auto name = ipc::fabric_name(fabric);
   if (!name) return Err{name.error()};
-  const std::string socket = (runtime_dir.empty() ? ipc::runtime_dir(*name) : runtime_dir) + "/softibd.sock";
+  const std::string dir = runtime_dir.empty() ? ipc::runtime_dir(*name) : runtime_dir;
+  const std::string socket = dir + "/softibd.sock";
   auto c = ipc::Connection::open(*name, "softib down", socket);
+  if (!c && c.error().code() == Code::kUnsupported) return down_by_pid_file(dir, *name, timeout);
   if (!c) return Err{c.error()};
   const uint32_t pid = [&] {
     auto info = c->fabric_info();
@@ -134,12 +166,7 @@ Result<void> down(const std::string& fabric, Duration timeout, const std::string
   const int pidfd = pid ? static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0)) : -1;
   SOFTIB_TRY(c->shutdown());
   if (pidfd < 0) return {};  // it was already gone (or we cannot watch it): shutdown was acknowledged
-  pollfd p{pidfd, POLLIN, 0};
-  const int n = ::poll(&p, 1, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
-  ::close(pidfd);
-  ::waitpid(static_cast<pid_t>(pid), nullptr, WNOHANG);  // reap it if it was our child
-  if (n <= 0) return Status(Code::kTimeout, fmt::format("softibd of fabric \"{}\" did not stop", *name));
-  return {};
+  return wait_gone(pidfd, static_cast<pid_t>(pid), timeout, *name);
 }
 
 }  // namespace softib::tools

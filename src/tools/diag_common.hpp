@@ -27,6 +27,13 @@ struct LocalPort {
   uint8_t number = 0;
   ipc::PortStateMsg state;
   mad::PortInfo info;
+  // A RoCE fabric's port (softibd --roce): Ethernet, no LID or SM to show (its PortInfo's
+  // LIDs are the shared-memory link's internal addresses).
+  bool ethernet() const { return state.link_layer == 2; }
+  uint16_t lid() const { return ethernet() ? 0 : info.lid.value(); }
+  uint16_t sm_lid() const { return ethernet() ? 0 : info.master_sm_lid.value(); }
+  uint8_t lmc() const { return ethernet() ? 0 : info.lmc; }
+  std::string_view link_layer() const { return ethernet() ? "Ethernet" : "InfiniBand"; }
 };
 
 struct LocalCa {

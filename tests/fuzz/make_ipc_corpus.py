@@ -23,7 +23,8 @@ def header(t, flags, length, seq):
 seeds = {
     "node": b"\x00" + struct.pack("<IBBQQIHI", 7, 2, 3, 0x2c903, 0x2c900, 0x2c9, 0xcf08, 0xa0)
             + s("S-L0001") + s("leaf 1") + struct.pack("<H", 3) + struct.pack("<QQQ", 1, 1, 1),
-    "port": b"\x01" + struct.pack("<IBQ", 9, 1, 0x100001) + bytes(range(64)) + struct.pack("<HHH", 2, 0xFFFF, 0x8001),
+    "port": b"\x01" + struct.pack("<IBQ", 9, 1, 0x100001) + bytes(range(64)) + struct.pack("<HHH", 2, 0xFFFF, 0x8001)
+            + bytes([2]) + struct.pack("<I", 0x7F140001),
     "register": b"\x02" + bytes([0x32, 1, 1]) + bytes(16) + struct.pack("<I", 0x1405),
     "mad": b"\x03" + mad(0xAB),
     "fabric": b"\x04" + s("default") + s("switch:hosts=2") + s("/run/x.sock") + s("/var/lib/x")

@@ -24,10 +24,13 @@ class SoftibdProcess {
  public:
   // `topology`: a net file or generator spec; `sm`: run the embedded SM (ports go Active).
 #ifdef SOFTIB_SOFTIBD
-  explicit SoftibdProcess(const std::string& topology = "switch:hosts=2", bool sm = true)
-      : SoftibdProcess(SOFTIB_SOFTIBD, topology, sm) {}
+  // `extra`: more softibd arguments (--roce).
+  explicit SoftibdProcess(const std::string& topology = "switch:hosts=2", bool sm = true,
+                          const std::vector<std::string>& extra = {})
+      : SoftibdProcess(SOFTIB_SOFTIBD, topology, sm, extra) {}
 #endif
-  SoftibdProcess(const std::string& binary, const std::string& topology, bool sm) {
+  SoftibdProcess(const std::string& binary, const std::string& topology, bool sm,
+                 const std::vector<std::string>& extra = {}) {
     std::random_device rd;
     name_ = "t" + std::to_string(rd() % 1000000000u);
     char tmpl[] = "/tmp/softib-test-XXXXXX";
@@ -42,6 +45,7 @@ class SoftibdProcess {
       std::vector<std::string> args = {binary, "--fabric", name_, "--topology", topology,
                                        "--runtime-dir", run, "--state-dir", state, "--ready-fd", "3"};
       if (sm) args.push_back("--sm");
+      args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);

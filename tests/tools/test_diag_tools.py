@@ -73,10 +73,10 @@ def test_port_states():
         check(r.returncode == 0 and "softib0" in r.stdout and "node GUID" in r.stdout, "devices", r)
 
 
-def test_devinfo_matches_ibv_devinfo():
+def test_devinfo_matches_ibv_devinfo(up_args=()):
     """`softib devices` and `softib devinfo` (-v, -i) print what the real ibv_devices and
     ibv_devinfo print through softib's drop-in libibverbs, line for line, for each host."""
-    with SoftibFabric(SOFTIB) as fab:
+    with SoftibFabric(SOFTIB, up_args=up_args) as fab:
         no_leaks = {"ASAN_OPTIONS": "detect_leaks=0"}  # the real tools' own exit-time leaks
         for host in ("host-a", "host-b"):
             wait_active(fab, host)
@@ -90,6 +90,19 @@ def test_devinfo_matches_ibv_devinfo():
                 check(a.returncode == 0, f"softib {' '.join(ours)}", a)
                 check(a.stdout == b.stdout, f"softib {' '.join(ours)} differs from {' '.join(real)} on {host}:\n"
                       f"--- softib\n{a.stdout}--- {real[0]}\n{b.stdout}")
+
+
+def test_devinfo_matches_ibv_devinfo_roce():
+    """The same on a RoCE fabric (Ethernet link layer, RoCE v2 GIDs); and ibstat's view of
+    such a port: Active, no LIDs, Ethernet."""
+    test_devinfo_matches_ibv_devinfo(up_args=["--roce"])
+    with SoftibFabric(SOFTIB, up_args=["--roce"]) as fab:
+        out = wait_active(fab, "host-b")
+        for line in ("\t\tBase lid: 0\n", "\t\tSM lid: 0\n", "\t\tLink layer: Ethernet\n"):
+            check(line in out, f"softib stat of a RoCE port has {line!r}:\n{out}")
+        r = fab.run("stat", "--json", host="host-b")
+        port = json.loads(r.stdout)["cas"][0]["ports"][0]
+        check(port["link_layer"] == "Ethernet" and port["base_lid"] == 0, f"stat --json: {port}", r)
 
 
 def test_no_daemon():

@@ -22,10 +22,12 @@ namespace softib::testing {
 
 using namespace softib::verbs;
 
-enum class LinkKind { kLoopback, kShm };
+// kRoce: shared memory through a softibd in RoCE mode (Ethernet link layer, addresses are
+// RoCE v2 GIDs, every packet has a GRH).
+enum class LinkKind { kLoopback, kShm, kRoce };
 
 inline std::string link_name(const ::testing::TestParamInfo<LinkKind>& p) {
-  return p.param == LinkKind::kLoopback ? "loopback" : "shm";
+  return p.param == LinkKind::kLoopback ? "loopback" : p.param == LinkKind::kShm ? "shm" : "roce";
 }
 
 inline void fill_pattern(std::vector<uint8_t>& buf, size_t offset, size_t len, uint32_t seed) {
@@ -63,8 +65,9 @@ struct Connect {
 class VerbsSuite : public ::testing::TestWithParam<LinkKind> {
  protected:
   void SetUp() override {
-    if (GetParam() == LinkKind::kShm) {
-      daemon = std::make_unique<SoftibdProcess>();
+    if (GetParam() != LinkKind::kLoopback) {
+      daemon = roce() ? std::make_unique<SoftibdProcess>("switch:hosts=2", true, std::vector<std::string>{"--roce"})
+                      : std::make_unique<SoftibdProcess>();
       ASSERT_TRUE(daemon->ready()) << "softibd did not start";
       options.socket = daemon->socket();
       options.host = "all";
@@ -94,7 +97,7 @@ class VerbsSuite : public ::testing::TestWithParam<LinkKind> {
       ASSERT_TRUE(port.ok());
       ASSERT_EQ(port->port.state, 4) << "the port is Active";
       s->lid = Lid(port->port.lid);
-      s->gid = *s->ctx->query_gid(1, 0);
+      s->gid = *s->ctx->query_gid(1, gid_index());
     }
   }
   void TearDown() override {
@@ -103,6 +106,22 @@ class VerbsSuite : public ::testing::TestWithParam<LinkKind> {
   }
 
   Side& side(int i) { return i == 0 ? a : b; }
+  bool roce() const { return GetParam() == LinkKind::kRoce; }
+  // The GID a connection uses: on RoCE the IPv4-mapped one, as applications pick (-g 1).
+  uint8_t gid_index() const { return roce() ? 1 : 0; }
+  // The address of `peer` as an application sets it: its LID, or on RoCE its GID.
+  AhAttr address_of(const Side& peer) const {
+    AhAttr ah;
+    ah.dlid = peer.lid;
+    ah.port_num = 1;
+    if (roce()) {
+      ah.is_global = true;
+      ah.grh.dgid = peer.gid;
+      ah.grh.sgid_index = gid_index();
+      ah.grh.hop_limit = 64;
+    }
+    return ah;
+  }
 
   rc::Qp* create_qp(Side& s, QpType type, uint32_t depth = 256, Srq* srq = nullptr, Cq* scq = nullptr) {
     QpInitAttr init;
@@ -126,8 +145,7 @@ class VerbsSuite : public ::testing::TestWithParam<LinkKind> {
     at.path_mtu = o.mtu;
     at.dest_qp_num = pqp->qpn();
     at.rq_psn = Psn(0x100);
-    at.ah_attr.dlid = peer.lid;
-    at.ah_attr.port_num = 1;
+    at.ah_attr = address_of(peer);
     at.max_dest_rd_atomic = o.rd_atomic;
     at.min_rnr_timer = o.min_rnr_timer;
     uint32_t mask = attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn;

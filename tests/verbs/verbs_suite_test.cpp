@@ -363,9 +363,7 @@ TEST_P(Rc, UdSendsWithAnAddressHandleTheGrhAreaAndQkeys) {
   rc::Qp* ub = create_qp(b, QpType::kUd);
   ready_ud(a, ua, 0x11111111);
   ready_ud(b, ub, 0x22222222);
-  AhAttr at;
-  at.dlid = b.lid;
-  at.port_num = 1;
+  AhAttr at = address_of(b);
   at.is_global = true;
   at.grh.dgid = b.gid;
   at.grh.hop_limit = 64;
@@ -390,6 +388,15 @@ TEST_P(Rc, UdSendsWithAnAddressHandleTheGrhAreaAndQkeys) {
   EXPECT_EQ(rwc[0].slid, a.lid);
   EXPECT_TRUE(rwc[0].wc_flags & wc_flag::kGrh);
   EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 1000, b.buffer.begin() + 40));
+  if (roce()) {
+    // RoCE v2 over IPv4: the area's last 20 bytes are the IPv4 header (rxe's layout).
+    const uint8_t* ip = b.buffer.data() + 20;
+    EXPECT_EQ(ip[0], 0x45);
+    EXPECT_EQ(ip[9], 17) << "UDP";
+    EXPECT_EQ((ip[2] << 8 | ip[3]), 20 + 8 + 12 + 8 + 1000 + 4) << "IPv4, UDP, BTH, DETH, payload, ICRC";
+    EXPECT_TRUE(std::equal(ip + 12, ip + 16, a.gid.raw().begin() + 12)) << "source address";
+    EXPECT_TRUE(std::equal(ip + 16, ip + 20, b.gid.raw().begin() + 12)) << "destination address";
+  }
   EXPECT_EQ(reap(a, a.scq, 2).size(), 2u);
   EXPECT_EQ(b.ctx->device().counters().dropped(rc::Drop::kBadQkey), 1u);
   EXPECT_TRUE(a.ctx->destroy_ah(*ah).ok());
@@ -442,15 +449,82 @@ TEST_P(Rc, PortAttributesAreTheFabrics) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->port.state, 4);
   EXPECT_EQ(p->port.phys_state, 5);
-  EXPECT_NE(p->port.lid, 0);
-  EXPECT_NE(p->port.lid, b.lid.value());
   EXPECT_EQ(a.ctx->query_pkey(1, 0).value(), PKey::default_full());
   EXPECT_EQ(a.ctx->query_gid(1, 0)->interface_id(), a.ctx->info().port_guids[0]);
+  if (roce()) {
+    // Ethernet: no LID, no SM; GID 0 link-local, GID 1 IPv4-mapped, both RoCE v2.
+    EXPECT_EQ(p->port.link_layer, link::kLinkLayerEthernet);
+    EXPECT_EQ(p->port.lid, 0);
+    EXPECT_EQ(p->port.sm_lid, 0);
+    EXPECT_EQ(p->gid_table_len, 2);
+    EXPECT_EQ(a.ctx->query_gid(1, 0)->subnet_prefix(), Gid::kDefaultSubnetPrefix);
+    EXPECT_TRUE(a.gid.is_ipv4_mapped());
+    EXPECT_TRUE(b.gid.is_ipv4_mapped());
+    EXPECT_NE(a.gid, b.gid);
+    EXPECT_EQ(a.ctx->query_gid_type(1, 1).value(), provider::GidType::kRoceV2);
+    EXPECT_EQ(a.ctx->query_gid_type(1, 0).value(), provider::GidType::kRoceV2);
+    EXPECT_FALSE(a.ctx->query_gid(1, 2).ok());
+  } else {
+    EXPECT_NE(p->port.link_layer, link::kLinkLayerEthernet);
+    EXPECT_NE(p->port.lid, 0);
+    EXPECT_NE(p->port.lid, b.lid.value());
+    EXPECT_EQ(a.ctx->query_gid_type(1, 0).value(), provider::GidType::kIb);
+  }
   EXPECT_EQ(a.ctx->caps().vendor_id, kSoftibVendorId);
   EXPECT_GT(a.ctx->caps().max_qp, 1000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Link, Rc, ::testing::Values(LinkKind::kLoopback, LinkKind::kShm), link_name);
+INSTANTIATE_TEST_SUITE_P(Link, Rc, ::testing::Values(LinkKind::kLoopback, LinkKind::kShm, LinkKind::kRoce), link_name);
+
+// ---- RoCE: addresses are GIDs ----
+
+class Roce : public VerbsSuite {};
+
+TEST_P(Roce, AnAddressWithoutAGrhIsInvalidAndAnUnknownGidReachesNobody) {
+  AhAttr ah;
+  ah.dlid = Lid(1);
+  ah.port_num = 1;
+  EXPECT_EQ(a.ctx->create_ah(a.pd, ah).error().code(), Code::kInvalidArgument) << "EINVAL, as rdma_check_ah_attr";
+  rc::Qp* q = create_qp(a, QpType::kRc);
+  QpAttr at;
+  at.qp_state = QpState::kInit;
+  at.port_num = 1;
+  ASSERT_TRUE(a.ctx->modify_qp(q, at, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
+  at = {};
+  at.qp_state = QpState::kRtr;
+  at.path_mtu = Mtu::k1024;
+  at.dest_qp_num = Qpn(0x11);
+  at.ah_attr = ah;
+  at.max_dest_rd_atomic = 1;
+  at.min_rnr_timer = 1;
+  const uint32_t mask = attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
+                        attr::kMaxDestRdAtomic | attr::kMinRnrTimer;
+  EXPECT_EQ(a.ctx->modify_qp(q, at, mask).code(), Code::kInvalidArgument);
+  // A GID nobody has: the QP connects, and what it sends is lost (it retries out).
+  at.ah_attr.is_global = true;
+  at.ah_attr.grh.dgid = Gid::from_ipv4(0x0A000001);
+  at.ah_attr.grh.sgid_index = 1;
+  ASSERT_TRUE(a.ctx->modify_qp(q, at, mask).ok());
+  QpAttr got;
+  QpInitAttr init;
+  ASSERT_TRUE(a.ctx->query_qp(q, &got, &init).ok());
+  EXPECT_EQ(got.ah_attr.dlid, Lid()) << "no LID on Ethernet";
+  EXPECT_EQ(got.ah_attr.grh.dgid, Gid::from_ipv4(0x0A000001));
+  at = {};
+  at.qp_state = QpState::kRts;
+  at.timeout = 8;
+  at.retry_cnt = 1;
+  ASSERT_TRUE(a.ctx->modify_qp(q, at, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt |
+                                          attr::kRnrRetry | attr::kMaxQpRdAtomic)
+                  .ok());
+  const Sge s = a.sge(0, 8);
+  ASSERT_TRUE(post_send(a, q, one_sided(WrOpcode::kRdmaWrite, s, 0x1000, RKey(1), 9)).ok());
+  auto wc = reap(a, a.scq, 1);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kRetryExcErr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Link, Roce, ::testing::Values(LinkKind::kRoce), link_name);
 
 // ---- only through softibd: the fabric itself ----
 

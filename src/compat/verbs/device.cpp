@@ -105,7 +105,7 @@ void fill_port_attr(const provider::PortAttributes& a, ibv_port_attr* out) {
   out->active_width = p.active_width;
   out->active_speed = ibv_speed(p);
   out->phys_state = p.phys_state;
-  out->link_layer = IBV_LINK_LAYER_INFINIBAND;
+  out->link_layer = p.link_layer == link::kLinkLayerEthernet ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
 }
 
 void fill_device_attr(const Context& c, ibv_device_attr* out) {
@@ -357,8 +357,10 @@ SOFTIB_EXPORT int ibv_query_gid(ibv_context* context, uint8_t port_num, int inde
 
 SOFTIB_EXPORT int ibv_query_gid_type(ibv_context* context, uint8_t port_num, unsigned int index,
                                      ibv_gid_type_sysfs* type) {
-  if (!core_of(context).query_gid(port_num, index)) return -1;
-  *type = IBV_GID_TYPE_SYSFS_IB_ROCE_V1;  // what an InfiniBand port's sysfs says: "IB/RoCE v1"
+  auto t = core_of(context).query_gid_type(port_num, index);
+  if (!t) return -1;
+  // What the port's sysfs gid_attrs/types says: "IB/RoCE v1" on InfiniBand, "RoCE v2".
+  *type = *t == provider::GidType::kRoceV2 ? IBV_GID_TYPE_SYSFS_ROCE_V2 : IBV_GID_TYPE_SYSFS_IB_ROCE_V1;
   return 0;
 }
 
@@ -372,7 +374,8 @@ SOFTIB_EXPORT int _ibv_query_gid_ex(ibv_context* context, uint32_t port_num, uin
   std::memcpy(entry->gid.raw, g->raw().data(), 16);
   entry->gid_index = gid_index;
   entry->port_num = port_num;
-  entry->gid_type = IBV_GID_TYPE_IB;
+  auto t = core_of(context).query_gid_type(static_cast<uint8_t>(port_num), gid_index);
+  entry->gid_type = t && *t == provider::GidType::kRoceV2 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_IB;
   entry->ndev_ifindex = 0;
   return 0;
 }

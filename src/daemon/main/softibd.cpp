@@ -1,5 +1,7 @@
 // softibd: the fabric daemon. See daemon/daemon.hpp; `softib up` starts it, a systemd unit
 // (scripts/softibd@.service) runs it in the foreground.
+#include <arpa/inet.h>
+
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -25,7 +27,20 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", o.state_dir, "where guid2lid and other state persist");
   app.add_option("--ready-fd", o.ready_fd, "write \"ready\\n\" to this fd once serving (and, with --sm, once up)");
   app.add_option("--seed", o.seed, "seed of the impairment randomness");
+  std::string roce_net;
+  app.add_flag("--roce", o.roce, "RoCE mode: Ethernet link layer, RoCE v2 GIDs from IPv4 addresses, no visible SM");
+  app.add_option("--roce-net", roce_net, "RoCE mode: the /16 the ports' IPv4 addresses come from (default 127.20.0.0)");
   CLI11_PARSE(app, argc, argv);
+
+  if (!roce_net.empty()) {
+    in_addr a{};
+    if (::inet_pton(AF_INET, roce_net.c_str(), &a) != 1) {
+      fmt::print(stderr, "softibd: --roce-net {}: not an IPv4 address\n", roce_net);
+      return 2;
+    }
+    o.roce_net = ntohl(a.s_addr) & 0xFFFF0000u;
+    o.roce = true;
+  }
 
   if (!config_file.empty()) {
     auto c = sm::read_sm_config(config_file, o.sm_config);

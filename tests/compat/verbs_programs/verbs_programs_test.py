@@ -207,8 +207,15 @@ def host_facts(fab, host=CLIENT_HOST):
             "lid": int(port["base_lid"]), "sm_lid": int(port["sm_lid"])}
 
 
+def roce(fab):
+    return "--roce" in fab.up_args
+
+
 def lids(fab):
-    """host -> LID of its CA's port, for both hosts in one `softib nodes --json`."""
+    """host -> LID of its CA's port, for both hosts in one `softib nodes --json`; on a RoCE
+    fabric programs see no LIDs (0)."""
+    if roce(fab):
+        return {SERVER_HOST: 0, CLIENT_HOST: 0}
     r = fab.run("nodes", "--json")
     check(r.returncode == 0, f"softib nodes --json: {r.stderr}")
     out = {}
@@ -270,6 +277,25 @@ def t_ibv_devinfo(fab, index, args):
         check(gid is not None and gid.group(1) == want, f"GID[0] is not {want}:\n{out}")
 
 
+def t_roce_devinfo(fab, index, args):
+    """RoCE mode: an Ethernet port, Active with no LID and no SM, two RoCE v2 GIDs (the
+    link-local one from the port GUID, the IPv4-mapped one), as ibv_devinfo shows rxe's."""
+    me = host_facts(fab)
+    out = run_one(fab, ["ibv_devinfo", "-v"])
+    check(field(out, "state") == "PORT_ACTIVE (4)", f"state:\n{out}")
+    check(field(out, "link_layer") == "Ethernet", f"link_layer:\n{out}")
+    check(field(out, "port_lid") == "0" and field(out, "sm_lid") == "0", f"LIDs on Ethernet:\n{out}")
+    check(field(out, "gid_tbl_len") == "2", f"gid_tbl_len:\n{out}")
+    gids = re.findall(r"^\t\t\tGID\[\s*(\d+)\]:\t\t(\S+), (.+)$", out, re.M)
+    g = me["port_guid"]
+    link_local = f"fe80::{g >> 48 & 0xffff:x}:{g >> 32 & 0xffff:x}:{g >> 16 & 0xffff:x}:{g & 0xffff:x}"
+    link_local = re.sub(r"::(0:)+", "::", link_local)  # inet_ntop's longest run of zeros
+    check(len(gids) == 2 and gids[0][0] == "0" and gids[1][0] == "1", f"two GIDs:\n{out}")
+    check(gids[0][1] == link_local and gids[0][2] == "RoCE v2", f"GID 0 is not {link_local}, RoCE v2:\n{out}")
+    check(re.fullmatch(r"::ffff:127\.20\.\d+\.\d+", gids[1][1]) is not None and gids[1][2] == "RoCE v2",
+          f"GID 1 is not an IPv4-mapped RoCE v2 GID:\n{out}")
+
+
 # ---- the ibv_*_pingpong examples ----
 
 PP_ITERS = re.compile(r"^(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter$", re.M)
@@ -320,7 +346,8 @@ BW_HEADER = re.compile(r"#bytes\s+#iterations\s+BW peak\[MB/sec\]\s+BW average\[
 BW_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", re.M)
 LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]\s+t_avg\[usec\]")
 LAT_ROW = re.compile(r"^\s*(\d+)\s+(\d+)" + r"\s+(\S+)" * 7 + r"\s*$", re.M)
-PT_ADDR = re.compile(r"^\s*(local|remote) address: LID (0x[0-9a-f]+) QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)", re.M)
+# perftest prints the LID as 0x%04x, and on Ethernet as %04x (it is 0 there).
+PT_ADDR = re.compile(r"^\s*(local|remote) address: LID ((?:0x)?[0-9a-f]+) QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)", re.M)
 
 
 def perftest_table(out, latency):
@@ -511,6 +538,15 @@ for test, metric in (("rc_bw", "bw"), ("rc_bi_bw", "bw"), ("rc_lat", "latency"),
 
 add("dlopen_libibverbs", t_dlopen)
 
+# RoCE mode (softib up --roce): the same programs on Ethernet ports; the pingpongs address
+# the peer by GID (-g 1, the IPv4-mapped one), perftest picks the RoCE v2 GID itself.
+add("roce_ibv_devinfo_v", t_roce_devinfo)
+add("roce_ibv_rc_pingpong", t_pingpong, "ibv_rc_pingpong", "-n", "200", "-s", "4096", "-g", "1", "-c")
+add("roce_ibv_ud_pingpong", t_pingpong, "ibv_ud_pingpong", "-n", "200", "-s", "1024", "-g", "1", "-c")
+add("roce_ib_send_bw", t_perftest, "ib_send_bw", ["-n", "100"], [65536], [65536])
+add("roce_ib_write_lat", t_perftest, "ib_write_lat", ["-n", "100"], [2], [2])
+add("roce_ib_send_bw_ud", t_perftest, "ib_send_bw", ["-c", "UD", "-n", "100"], [UD_MTU], [UD_MTU])
+
 
 def main():
     if sys.argv[1:] == ["--list"]:
@@ -529,7 +565,8 @@ def main():
         args = (sys.argv[3],)
     t0 = time.monotonic()
     try:
-        with SoftibFabric(softib, name=f"tcv-{os.getpid()}") as fab:
+        up_args = ["--roce"] if name.startswith("roce_") else []
+        with SoftibFabric(softib, name=f"tcv-{os.getpid()}", up_args=up_args) as fab:
             fn(fab, index, args)
     except TestFailure as e:
         print(f"FAIL {name}: {e}", file=sys.stderr)

@@ -66,6 +66,13 @@ TEST(IpcProtocol, PortStateRoundTripsAndRejectsTruncation) {
   for (size_t i = 0; i < p.port_info.size(); ++i) p.port_info[i] = static_cast<uint8_t>(i * 3);
   p.pkeys = {0xffff, 0x8001, 0};
   round_trip_and_truncate(p, [](wire::ByteSpan b) { return decode_port_state(b); });
+  p.link_layer = 2;  // a RoCE port
+  p.ipv4 = 0x7F140001;
+  round_trip_and_truncate(p, [](wire::ByteSpan b) { return decode_port_state(b); });
+  Writer w;
+  p.link_layer = 3;
+  encode(w, p);
+  EXPECT_FALSE(decode_port_state(w.data()).ok()) << "link layer 3 is no link layer";
 }
 
 TEST(IpcProtocol, RegisterMadAndFabricInfoRoundTrip) {

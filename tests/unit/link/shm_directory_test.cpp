@@ -99,3 +99,35 @@ TEST(ShmDirectory, AMalformedDirectoryIsRefused) {
 
 }  // namespace
 }  // namespace softib::link
+
+namespace softib::link {
+namespace {
+
+TEST(ShmDirectory, RoceGidsResolveToThePortsInternalLid) {
+  auto dir = ShmDirectory::create();
+  ASSERT_TRUE(dir.ok());
+  PortSnapshot ib = active_port(7, 0);
+  ib.port_guid = 0x0002c90300000007;
+  ib.gid_prefix = Gid::kDefaultSubnetPrefix;
+  dir->write_port(*dir->port_slot(*dir->hca_slot(1, 0x11), 1), ib);
+  PortSnapshot eth = active_port(9, 0);
+  eth.port_guid = 0x0002c90300000009;
+  eth.gid_prefix = Gid::kDefaultSubnetPrefix;
+  eth.link_layer = kLinkLayerEthernet;
+  eth.ipv4 = 0x7F140002;
+  eth.num_gids = 2;
+  dir->write_port(*dir->port_slot(*dir->hca_slot(2, 0x22), 1), eth);
+
+  EXPECT_EQ(port_gid(eth, 0), Gid(Gid::kDefaultSubnetPrefix, Guid(0x0002c90300000009)));
+  EXPECT_EQ(port_gid(eth, 1)->to_string(), "::ffff:127.20.0.2");
+  EXPECT_FALSE(port_gid(eth, 2).has_value());
+  EXPECT_EQ(port_gid(ib, 1), std::nullopt) << "an InfiniBand port without GUIDCap has one GID";
+
+  EXPECT_EQ(dir->lid_of_gid(Gid::from_ipv4(0x7F140002)), Lid(9));
+  EXPECT_EQ(dir->lid_of_gid(*port_gid(eth, 0)), Lid(9));
+  EXPECT_EQ(dir->lid_of_gid(*port_gid(ib, 0)), Lid(7));
+  EXPECT_EQ(dir->lid_of_gid(Gid::from_ipv4(0x7F140003)), std::nullopt);
+}
+
+}  // namespace
+}  // namespace softib::link
