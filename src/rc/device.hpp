@@ -72,6 +72,7 @@ struct DeviceCounters {
   uint64_t seq_naks_sent = 0;
   uint64_t seq_naks_received = 0;
   uint64_t duplicates_replayed = 0;
+  uint64_t bursts_taken_apart = 0;  // bursts processed packet by packet (not what was expected next)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
 };
@@ -168,6 +169,7 @@ class Device {
 
   // burst.cpp
   void receive_burst(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst);
+  bool expected_read_burst(Qp& qp, Psn psn);  // REQUIRES: device lock
   bool request_burst(Qp& qp, const FrameAddr& from, const packet::OpcodeInfo& last, const Burst& b,
                      wire::ByteSpan data);
   void explode(const FrameAddr& from, const packet::TransportHeaders& first, const packet::OpcodeInfo& first_info,

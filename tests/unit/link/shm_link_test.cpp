@@ -254,6 +254,14 @@ TEST_F(ShmLinkTest, BurstsCarryWritesReadsAndSendsWhole) {
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
   EXPECT_EQ(b->device.counters().dropped(rc::Drop::kMalformed), 0u);
   EXPECT_EQ(a->device.counters().retransmits, 0u);
+
+  // READs of one burst each, back to back: every burst is the one expected next, the first of
+  // each READ included (it was taken apart once, when no READ was under way yet).
+  for (uint32_t i = 0; i < 4; ++i) post(*a, WrOpcode::kRdmaRead, 100000 + i * 16384, 16384, b->addr(900000 + i * 16384));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data() + 100000, b->buffer.data() + 900000, 4 * 16384), 0);
+  EXPECT_EQ(a->device.counters().bursts_taken_apart, 0u) << "read responses are taken whole";
+  EXPECT_EQ(b->device.counters().bursts_taken_apart, 0u) << "writes and sends are taken whole";
 }
 
 TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
@@ -268,6 +276,7 @@ TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
     a->link.poll(a->device);
   }
   EXPECT_GT(b->device.counters().rnr_naks_sent, 0u);
+  EXPECT_GT(b->device.counters().bursts_taken_apart, 0u);
   post_recv(*b, 1, 0, 60000);
   EXPECT_EQ(wait(*b).status, WcStatus::kSuccess);
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
