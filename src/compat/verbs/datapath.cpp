@@ -62,8 +62,35 @@ bool convert_send(const ibv_send_wr& in, verbs::SendWr* out, verbs::Sge* sges) {
   return true;
 }
 
+// One work request with few SGEs, the common case (a latency loop posts one at a time): no
+// batch arrays to construct, which cost more than the post itself.
+constexpr int kFewSge = 4;
+
+int post_one_send(Qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  verbs::SendWr one;
+  std::array<verbs::Sge, kFewSge> sges;
+  if (!convert_send(*wr, &one, sges.data()) || (q->qpx.qp_base.qp_type == IBV_QPT_UD && wr->wr.ud.ah == nullptr)) {
+    *bad_wr = wr;
+    return EINVAL;
+  }
+  if (q->qpx.qp_base.qp_type == IBV_QPT_UD) {
+    one.ud.ah = from(wr->wr.ud.ah)->core;
+    one.ud.remote_qpn = Qpn(wr->wr.ud.remote_qpn & Qpn::kMask);
+    one.ud.remote_qkey = QKey(wr->wr.ud.remote_qkey);
+  }
+  size_t bad = 0;
+  Status s = q->ctx->core->post_send(q->core, std::span<const verbs::SendWr>(&one, 1), &bad);
+  if (!s.ok()) {
+    *bad_wr = wr;
+    return s.to_errno();
+  }
+  return 0;
+}
+
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   Qp* q = from(qp);
+  if (wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge)
+    return post_one_send(q, wr, bad_wr);
   const bool ud = qp->qp_type == IBV_QPT_UD;
   std::array<verbs::SendWr, kBatch> wrs;
   std::array<ibv_send_wr*, kBatch> src;
@@ -108,6 +135,18 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 
 template <class Post>
 int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
+  if (wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge) {
+    std::array<verbs::Sge, kFewSge> sges;
+    for (int i = 0; i < wr->num_sge; ++i) sges[static_cast<size_t>(i)] = {wr->sg_list[i].addr, wr->sg_list[i].length, LKey(wr->sg_list[i].lkey)};
+    const verbs::RecvWr one{wr->wr_id, std::span<const verbs::Sge>(sges.data(), static_cast<size_t>(wr->num_sge))};
+    size_t bad = 0;
+    Status s = post(std::span<const verbs::RecvWr>(&one, 1), &bad);
+    if (!s.ok()) {
+      *bad_wr = wr;
+      return s.to_errno();
+    }
+    return 0;
+  }
   std::array<verbs::RecvWr, kBatch> wrs;
   std::array<ibv_recv_wr*, kBatch> src;
   std::array<verbs::Sge, kMaxSge * 2> sges;
@@ -160,7 +199,15 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
   if (num_entries <= 0) return 0;
   Cq* q = from(cq);
-  std::array<verbs::WorkCompletion, kBatch> batch;
+  if (num_entries == 1) {  // a latency loop's poll: one completion, no batch to construct
+    verbs::WorkCompletion one;
+    if (q->ctx->core->poll_cq(q->core, std::span(&one, 1)) == 0) return 0;
+    to_ibv(one, wc);
+    return 1;
+  }
+  // Per thread, built once: a polling loop calls this millions of times, and constructing a
+  // fresh batch each time cost more than the poll (threads may poll one CQ together).
+  thread_local std::array<verbs::WorkCompletion, kBatch> batch;
   int total = 0;
   while (total < num_entries) {
     const size_t want = std::min<size_t>(batch.size(), static_cast<size_t>(num_entries - total));
