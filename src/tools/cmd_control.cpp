@@ -145,6 +145,17 @@ int run_link_show(const LinkArgs& a, CommandContext& ctx) {
     const uint64_t g = pi->gid_prefix;
     const std::string prefix =
         fmt::format("{:04x}:{:04x}:{:04x}:{:04x}", (g >> 48) & 0xffff, (g >> 32) & 0xffff, (g >> 16) & 0xffff, g & 0xffff);
+    if (st->link_layer == 2) {
+      // A RoCE port: rdma link shows no InfiniBand addressing for it (it would name its netdev).
+      if (a.json) {
+        out.push_back({{"ifname", name}, {"node", node->id}, {"port", p}, {"state", link_state(pi->port_state)},
+                       {"physical_state", phys_state(pi->port_physical_state)}});
+      } else {
+        fmt::print("link {}/{} state {} physical_state {}\n", name, p, link_state(pi->port_state),
+                   phys_state(pi->port_physical_state));
+      }
+      continue;
+    }
     if (a.json) {
       out.push_back({{"ifname", name},
                      {"node", node->id},

@@ -103,6 +103,9 @@ def test_devinfo_matches_ibv_devinfo_roce():
         r = fab.run("stat", "--json", host="host-b")
         port = json.loads(r.stdout)["cas"][0]["ports"][0]
         check(port["link_layer"] == "Ethernet" and port["base_lid"] == 0, f"stat --json: {port}", r)
+        r = fab.run("link", "show", host="host-b")
+        check(r.returncode == 0 and r.stdout == "link softib0/1 state ACTIVE physical_state LINK_UP\n",
+              "link show of a RoCE port: no LIDs", r)
 
 
 def test_no_daemon():
