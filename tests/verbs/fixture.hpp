@@ -38,6 +38,17 @@ inline void fill_pattern(std::vector<uint8_t>& buf, size_t offset, size_t len, u
   }
 }
 
+// A signaled one-sided work request (RDMA WRITE/READ) of one SGE.
+inline SendWr one_sided(WrOpcode op, const Sge& s, uint64_t remote, RKey rkey, uint64_t wr_id = 0) {
+  SendWr wr;
+  wr.wr_id = wr_id;
+  wr.opcode = op;
+  wr.send_flags = send_flag::kSignaled;
+  wr.sg_list = {&s, 1};
+  wr.rdma = {remote, rkey};
+  return wr;
+}
+
 struct Side {
   std::unique_ptr<provider::Context> ctx;
   Pd* pd = nullptr;
@@ -189,15 +200,6 @@ class VerbsSuite : public ::testing::TestWithParam<LinkKind> {
     RecvWr wr{wr_id, sges};
     size_t bad = 0;
     return s.ctx->post_recv(qp, std::span<const RecvWr>(&wr, 1), &bad);
-  }
-  static SendWr one_sided(WrOpcode op, const Sge& s, uint64_t remote, RKey rkey, uint64_t wr_id = 0) {
-    SendWr wr;
-    wr.wr_id = wr_id;
-    wr.opcode = op;
-    wr.send_flags = send_flag::kSignaled;
-    wr.sg_list = {&s, 1};
-    wr.rdma = {remote, rkey};
-    return wr;
   }
 
   // Polls `cq` (as an application does: an empty poll runs the transport inline) until it

@@ -178,12 +178,7 @@ class KillTest : public ::testing::Test {
 
   Status post(rc::Qp* qp, WrOpcode op, size_t offset, uint32_t len, uint64_t remote, RKey rkey, uint64_t wr_id) {
     const Sge s{addr(offset), len, mr->lkey};
-    SendWr wr;
-    wr.wr_id = wr_id;
-    wr.opcode = op;
-    wr.send_flags = send_flag::kSignaled;
-    wr.sg_list = {&s, 1};
-    wr.rdma = {remote, rkey};
+    const SendWr wr = one_sided(op, s, remote, rkey, wr_id);
     size_t bad = 0;
     return ctx->post_send(qp, std::span<const SendWr>(&wr, 1), &bad);
   }
