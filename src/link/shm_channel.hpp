@@ -3,7 +3,7 @@
 //
 //   control (3 cache lines)          data (capacity bytes, a power of two)
 //   +--------+--------+--------+     +----------------------------------------------+
-//   | owner  | head   | spare  |     | rec | rec |pad| ... | rec |                   |
+//   | owner  | head   | no_ref |     | rec | rec |pad| ... | rec |                   |
 //   +--------+--------+--------+     +----------------------------------------------+
 //
 // A record is 64-byte aligned: a 16-byte header, then `length` body bytes.
@@ -43,7 +43,9 @@ namespace softib::link {
 struct ChannelControl {
   alignas(64) std::atomic<uint64_t> owner{0};  // 0: free; else the claiming sender's token
   alignas(64) std::atomic<uint64_t> head{0};   // consumer: bytes consumed (published lazily)
-  alignas(64) std::atomic<uint64_t> spare{0};
+  // Consumer: 1 once it found it cannot read the sender's memory (process_vm_readv: EPERM,
+  // ENOSYS), so the sender stops sending payloads by reference (rc/frame.hpp Burst).
+  alignas(64) std::atomic<uint64_t> no_reference{0};
 };
 static_assert(sizeof(ChannelControl) == 192);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "records are published across processes");
@@ -103,6 +105,7 @@ class ChannelWriter {
   void commit(size_t length, uint16_t kind, uint16_t aux = 0);
 
   size_t max_body() const { return mem_.max_body(); }
+  ChannelControl& control() const { return mem_.control(); }
   uint64_t position() const { return tail_; }
   // Bytes written and not yet consumed, as far as this producer knows.
   uint64_t backlog() const { return tail_ - head_cache_; }

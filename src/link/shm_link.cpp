@@ -1,8 +1,10 @@
 #include "link/shm_link.hpp"
 
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "base/log.hpp"
@@ -80,6 +82,17 @@ wire::MutByteSpan ShmLink::discard(size_t len) {
   building_ = nullptr;
   if (scratch_.size() < len) scratch_.resize(len);
   return wire::MutByteSpan(scratch_.data(), len);
+}
+
+size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
+  if (!references_ || max_burst_ == 0) return 0;
+  // Only the peer the route already knows (the frame before this one went there): the first
+  // frames of a message go inline and find the peer.
+  const uint32_t block = dest_qp.value() / kQpnBlock;
+  if (route_.peer == nullptr || route_.dlid != to.dlid.value() || route_.block != block || !route_.peer->writer)
+    return 0;
+  if (route_.peer->writer->control().no_reference.load(std::memory_order_relaxed) != 0) return 0;
+  return max_burst_;
 }
 
 wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) {
@@ -161,6 +174,10 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
     fh.last_opcode = burst.last_opcode;
     fh.last_flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
     fh.last_ext = burst.last_ext;
+    if (burst.by_reference) {
+      fh.last_flags |= kFrameByReference;
+      ++counters_.ref_frames_sent;
+    }
     std::memcpy(building_at_, &fh, sizeof fh);
   }
   p->writer->commit(building_header_ + len, building_kind_);
@@ -207,6 +224,20 @@ size_t ShmLink::poll(rc::Device& device, size_t budget) {
           burst.last_ack_req = (fh.last_flags & 1) != 0;
           burst.last_solicited = (fh.last_flags & 2) != 0;
           burst.last_ext = fh.last_ext;
+          bool deliver = true;
+          if ((fh.last_flags & kFrameByReference) != 0) {
+            // The sender's process as softibd knows it (never the frame's or the token's word).
+            burst.by_reference = true;
+            burst.ref_pid = static_cast<int32_t>(dir_.endpoint_pid(static_cast<uint32_t>(owner)).value_or(0));
+            if (!r.ref_checked) {
+              r.ref_checked = true;
+              if (!may_read(burst.ref_pid)) mem.control().no_reference.store(1, std::memory_order_relaxed);
+            }
+            if (mem.control().no_reference.load(std::memory_order_relaxed) != 0) {
+              ++counters_.ref_refused;  // lost: the sender retransmits inline
+              deliver = false;
+            }
+          }
           if (rec->kind == kRecordFrameGlobal) {
             ShmGrhFields g;
             std::memcpy(&g, rec->body.data() + sizeof fh, sizeof g);
@@ -221,7 +252,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget) {
             from.hop_limit = g.hop_limit;
           }
           ++counters_.frames_received;
-          device.receive(from, rec->body.subspan(header), burst);
+          if (deliver) device.receive(from, rec->body.subspan(header), burst);
         }
         r.reader->release();
         ++n;
@@ -230,6 +261,20 @@ size_t ShmLink::poll(rc::Device& device, size_t budget) {
     }
   }
   return n;
+}
+
+// Whether this process may read `pid`'s memory with process_vm_readv (a zero-length read
+// still checks the permission: PTRACE_MODE_ATTACH).
+bool ShmLink::may_read(int32_t pid) {
+  if (pid <= 0) return false;
+  uint8_t probe = 0;
+  const iovec local{&probe, 1};
+  const iovec remote{&probe, 1};  // any address: EFAULT still means the permission was granted
+  const ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  if (n >= 0 || errno == EFAULT) return true;
+  SOFTIB_LOG(kInfo, "shm", "endpoint {}: process {}'s memory is out of reach ({}): its payloads come inline", endpoint_,
+             pid, std::strerror(errno));
+  return false;
 }
 
 bool ShmLink::ready() const {

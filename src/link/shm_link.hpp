@@ -69,7 +69,11 @@ struct ShmLinkCounters {
   uint64_t doorbells = 0;        // wake-ups sent to sleeping peers
   uint64_t malformed = 0;        // records this endpoint could not decode (dropped)
   uint64_t reclaimed = 0;        // channels freed after their sender died
+  uint64_t ref_frames_sent = 0;  // bursts whose payload went by reference
+  uint64_t ref_refused = 0;      // by-reference frames from a sender whose memory this process cannot read (lost)
 };
+
+inline constexpr uint8_t kFrameByReference = 4;  // ShmFrameHeader.last_flags: the payload is named, not carried
 
 class ShmLink final : public rc::FrameSink {
  public:
@@ -93,6 +97,14 @@ class ShmLink final : public rc::FrameSink {
   // Bursts of at most this much payload (0: none; rounded down by the transport to whole
   // packets). Larger bursts cost fewer steps per byte; each must fit half a ring.
   void set_max_burst_bytes(size_t bytes) { max_burst_ = bytes; }
+  // Single copy (rc/frame.hpp Burst::by_reference): WRITE payloads to another process are
+  // named in this process's memory and the receiver copies them with process_vm_readv, where
+  // it may (same user, no ptrace restriction); a receiver that may not says so in the
+  // channel and gets them inline. Off by default (SOFTIB_SHM_CMA=1 turns it on): on these
+  // machines one process_vm_readv per 64 KiB runs at 6-9 GB/s, below the two copies of the
+  // ring that the two cores make in parallel (12-14 GB/s); it saves the sender's CPU.
+  size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
+  void set_references(bool on) { references_ = on; }
 
   // ---- in ----
   // Feeds up to `budget` waiting frames to the device. REQUIRES: the device's lock.
@@ -116,9 +128,11 @@ class ShmLink final : public rc::FrameSink {
   struct Reader {
     uint64_t token = 0;
     std::optional<ChannelReader> reader;
+    bool ref_checked = false;  // may this process read the sender's memory? (asked once)
   };
   void refresh();
   bool port_active(uint32_t slot);
+  bool may_read(int32_t pid);
   Peer* peer(uint32_t endpoint);
   wire::MutByteSpan discard(size_t len);
 
@@ -146,6 +160,7 @@ class ShmLink final : public rc::FrameSink {
   uint16_t building_kind_ = 0;
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
+  bool references_ = false;
   std::array<Reader, kMaxInboxChannels> readers_{};
   ShmLinkCounters counters_;
 };

@@ -124,6 +124,8 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   // all send from port 1's LID for now).
   c->shm_ = std::make_unique<link::ShmLink>(*c->dir_, at.endpoint, c->port_slots_[0], std::move(*inbox), resolver);
   c->shm_->set_max_burst_bytes(burst_bytes(ring_bytes()));
+  // Single copy between processes with SOFTIB_SHM_CMA=1 (src/link/shm_link.hpp says why not by default).
+  if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr && std::strcmp(v, "1") == 0) c->shm_->set_references(true);
   c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);

@@ -7,6 +7,7 @@
 // receive path, so that every IBA rule (NAKs, duplicates, RNR, drops and their counters)
 // applies packet by packet exactly as on a wire.
 #include <arpa/inet.h>
+#include <sys/uio.h>
 
 #include <cstring>
 
@@ -68,7 +69,71 @@ bool Device::expected_read_burst(Qp& qp, Psn psn) {
   return false;
 }
 
+bool Device::RefPayload::copy_to(uint8_t* dst) const {
+  const iovec local{dst, bytes};
+  const ssize_t n = ::process_vm_readv(pid, &local, 1, segments.data(), segments.size(), 0);
+  return n >= 0 && static_cast<uint64_t>(n) == bytes;
+}
+
+// A burst whose payload stays in the sender's memory (single copy). An RDMA WRITE that is
+// exactly what comes next is copied straight from there into its target; anything else
+// (a duplicate, a gap, an error to report) has its bytes fetched and goes the inline way,
+// whole or packet by packet. Bytes that cannot be read lose the burst, as a wire would.
+void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Burst& b) {
+  const OpcodeInfo* first = t.empty() ? nullptr : packet::find_opcode(t[0]);
+  const OpcodeInfo* last = packet::find_opcode(b.last_opcode);
+  const auto lost = [&] {
+    counters_.rx_packets += b.packets;
+    drop(Drop::kMalformed);
+  };
+  if (first == nullptr || last == nullptr || b.ref_pid <= 0 || !verbs::mtu_valid(b.mtu) || !first->is_rdma_write() ||
+      first->is_response() || t.size() <= first->header_length())
+    return lost();
+  const size_t hl = first->header_length();
+  const wire::ByteSpan named = t.subspan(hl);
+  if (named.size() % sizeof(RefSegment) != 0 || named.size() / sizeof(RefSegment) > kMaxRefSegments) return lost();
+  std::array<iovec, kMaxRefSegments> segments;
+  const size_t count = named.size() / sizeof(RefSegment);
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    RefSegment s;
+    std::memcpy(&s, named.data() + i * sizeof s, sizeof s);
+    if (s.len == 0 || s.len > (1u << 30) || bytes + s.len > (1u << 30)) return lost();
+    segments[i] = iovec{reinterpret_cast<void*>(s.addr), s.len};
+    bytes += s.len;
+  }
+  const RefPayload ref{b.ref_pid, std::span<const iovec>(segments.data(), count), bytes};
+  const uint32_t mtu = verbs::mtu_bytes(static_cast<verbs::Mtu>(b.mtu));
+  // The first packet as a packet, for its headers: the headers and an MTU of stand-in payload.
+  ref_probe_.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(hl));
+  ref_probe_.resize(hl + mtu);
+  if (shape_ok(*first, *last, b, bytes, mtu) && packet::parse_transport_frame(ref_probe_, rx_)) {
+    Qp* qp = find_qp(rx_.bth().dest_qp);
+    const auto transport = qp != nullptr ? packet::transport_of(qp->type()) : std::nullopt;
+    if (qp != nullptr && transport && first->transport() == *transport && pkey_match(rx_.bth().pkey, qp_pkey(*qp)) &&
+        qp->attr_.path_mtu == static_cast<verbs::Mtu>(b.mtu) && request_burst(*qp, from, *last, b, {}, &ref)) {
+      counters_.rx_packets += b.packets;
+      ++counters_.ref_pulls;
+      return;
+    }
+  }
+  ref_scratch_.resize(hl + bytes);
+  std::memcpy(ref_scratch_.data(), t.data(), hl);
+  if (!ref.copy_to(ref_scratch_.data() + hl)) {
+    ++counters_.ref_pull_failures;
+    return lost();
+  }
+  Burst inline_burst = b;
+  inline_burst.by_reference = false;
+  inline_burst.ref_pid = 0;
+  receive_burst(from, ref_scratch_, inline_burst);
+}
+
 void Device::receive_burst(const FrameAddr& from, wire::ByteSpan t, const Burst& b) {
+  if (b.by_reference) {
+    receive_ref_burst(from, t, b);
+    return;
+  }
   const OpcodeInfo* first = t.empty() ? nullptr : packet::find_opcode(t[0]);
   const OpcodeInfo* last = packet::find_opcode(b.last_opcode);
   if (first == nullptr || last == nullptr || !verbs::mtu_valid(b.mtu) || t.size() <= first->header_length()) {
@@ -133,7 +198,8 @@ bool Device::scatter_ok(const Qp& qp, const verbs::RecvWqe& w, uint64_t offset, 
 
 // A SEND or RDMA WRITE burst at the responder, executed whole when it is exactly what comes
 // next and cannot fail; false leaves everything as it was (the caller takes it apart).
-bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last, const Burst& b, wire::ByteSpan data) {
+bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last, const Burst& b, wire::ByteSpan data,
+                           const RefPayload* ref) {
   ResponderState& r = qp.resp_;
   const OpcodeInfo& first = rx_.info();
   const wire::Bth& bth = rx_.bth();
@@ -160,14 +226,20 @@ bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last
         return false;
       left = reth.dma_len;
     }
-    if (data.size() > left || (ends && data.size() != left)) return false;
+    const uint64_t size = ref != nullptr ? ref->bytes : data.size();
+    if (size > left || (ends && size != left)) return false;
+    if (ref != nullptr) {
+      if (!ref->copy_to(at)) return false;  // unchanged: the caller fetches the bytes or gives up
+    } else {
+      std::memcpy(at, data.data(), data.size());
+    }
     if (starts) r.write_length = left;
-    std::memcpy(at, data.data(), data.size());
-    r.write_at = at + data.size();
-    r.write_left = left - data.size();
+    r.write_at = at + size;
+    r.write_left = left - size;
     r.in_msg = ends ? InMsg::kNone : InMsg::kWrite;
     if (ends) r.msn = (r.msn + 1) & 0xFFFFFF;
   } else {
+    if (ref != nullptr) return false;  // only WRITEs travel by reference
     verbs::RecvWqe* w = r.wqe;
     if (starts) {
       verbs::RecvQueue& rq = qp.rq();

@@ -10,6 +10,8 @@
 // concurrently with them from any thread.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -73,6 +75,9 @@ struct DeviceCounters {
   uint64_t seq_naks_received = 0;
   uint64_t duplicates_replayed = 0;
   uint64_t bursts_taken_apart = 0;  // bursts processed packet by packet (not what was expected next)
+  uint64_t ref_bursts_sent = 0;      // bursts whose payload went by reference
+  uint64_t ref_pulls = 0;            // by-reference payloads copied straight into their target
+  uint64_t ref_pull_failures = 0;    // by-reference payloads that could not be read (burst lost)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
 };
@@ -150,8 +155,9 @@ class Device {
   bool run_requester(Qp& qp);
   enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
   SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+  size_t gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out, size_t max);
   SendResult send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& to, packet::TransportHeaders& h,
-                        uint32_t n);
+                        uint32_t n, bool by_reference = false);
   void restart_from(Qp& qp, Psn psn);
   void fail_wqe(Qp& qp, uint32_t pos, verbs::WcStatus status);
   bool gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out);
@@ -170,8 +176,16 @@ class Device {
   // burst.cpp
   void receive_burst(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst);
   bool expected_read_burst(Qp& qp, Psn psn);  // REQUIRES: device lock
+  // A by-reference payload: where it is in the sending process.
+  struct RefPayload {
+    int32_t pid = 0;
+    std::span<const iovec> segments;
+    uint64_t bytes = 0;
+    bool copy_to(uint8_t* dst) const;  // process_vm_readv; false unless every byte came
+  };
+  void receive_ref_burst(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst);
   bool request_burst(Qp& qp, const FrameAddr& from, const packet::OpcodeInfo& last, const Burst& b,
-                     wire::ByteSpan data);
+                     wire::ByteSpan data, const RefPayload* ref = nullptr);
   void explode(const FrameAddr& from, const packet::TransportHeaders& first, const packet::OpcodeInfo& first_info,
                const Burst& b, wire::ByteSpan data);
   bool scatter_ok(const Qp& qp, const verbs::RecvWqe& w, uint64_t offset, uint64_t len) const;
@@ -215,6 +229,7 @@ class Device {
   bool refused_ = false;
   packet::TransportFrame rx_;  // the frame receive() is working on (reused: no copy per frame)
   std::vector<uint8_t> explode_;  // one packet of a burst taken apart
+  std::vector<uint8_t> ref_probe_, ref_scratch_, ref_headers_;  // a by-reference burst's first packet; its bytes fetched
 };
 
 }  // namespace softib::rc

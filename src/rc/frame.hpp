@@ -43,7 +43,19 @@ struct Burst {
   bool last_ack_req = false;
   bool last_solicited = false;
   uint32_t last_ext = 0;    // the last packet's ImmDt, IETH R_Key, or (read responses) AETH
+  // By reference (single copy between processes): the payload is not in the frame; after the
+  // first packet's headers come RefSegments naming it in the sender's memory, and the
+  // receiver copies it from there (process_vm_readv) straight into the target. The sender
+  // sets by_reference; the receiving link sets ref_pid, the sender's process as softibd's
+  // directory knows it (never a value from the frame).
+  bool by_reference = false;
+  int32_t ref_pid = 0;
 };
+struct RefSegment {
+  uint64_t addr;
+  uint64_t len;
+};
+inline constexpr size_t kMaxRefSegments = 64;
 
 // Where a device's outgoing frames go. The transport builds each frame in place: reserve()
 // lends it room for one frame's transport bytes (a ring slot, a buffer), it writes headers and
@@ -64,6 +76,8 @@ class FrameSink {
   virtual void commit(size_t len) = 0;
   // The largest payload one burst may carry (0: the link takes packets only).
   virtual size_t max_burst_bytes() const { return 0; }
+  // The largest payload a burst to `to` may carry by reference (0: never; rc/frame.hpp Burst).
+  virtual size_t max_reference_bytes(const FrameAddr& /*to*/, Qpn /*dest_qp*/) { return 0; }
   // Commits the reserved frame as a burst. REQUIRES: max_burst_bytes() != 0.
   virtual void commit_burst(size_t /*len*/, const Burst& /*burst*/) {
     SOFTIB_ASSERT_MSG(false, "commit_burst on a link without segmentation offload");

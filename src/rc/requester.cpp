@@ -58,6 +58,30 @@ bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t l
   return len == 0;
 }
 
+// The same bytes as gather(), named instead of copied: the SGE pieces of [offset, offset +
+// len) as addresses in this process. 0 when a key does not resolve or the pieces are more
+// than `max`.
+size_t Device::gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out,
+                           size_t max) {
+  size_t n = 0;
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < w.num_sge && len > 0; ++i) {
+    const verbs::Sge& s = w.sge[i];
+    const uint64_t end = at + s.length;
+    if (end > offset) {
+      const uint64_t from = offset - at;
+      const uint64_t k = std::min<uint64_t>(s.length - from, len);
+      uint8_t* src = nullptr;
+      if (n == max || mrs_.resolve_local(s.lkey, qp.pd_, s.addr + from, k, 0, &src) != verbs::MemFault::kNone) return 0;
+      out[n++] = RefSegment{reinterpret_cast<uint64_t>(src), k};
+      offset += k;
+      len -= k;
+    }
+    at = end;
+  }
+  return len == 0 ? n : 0;
+}
+
 bool Device::run_requester(Qp& qp) {
   RequesterState& req = qp.req_;
   auto& ring = qp.sq_.ring();
@@ -161,6 +185,21 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     if (rc && Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets))
       return SendResult::kBlocked;
     const uint64_t offset = req.send_offset;
+    // An RDMA WRITE to another process goes by reference where the link can (one copy, done
+    // by the responder); what the link refuses goes inline below.
+    const bool write = w.opcode == WrOpcode::kRdmaWrite || w.opcode == WrOpcode::kRdmaWriteWithImm;
+    const size_t ref_cap = burst_cap != 0 && write && !w.is_inline ? sink_.max_reference_bytes(to, h.bth.dest_qp) : 0;
+    if (ref_cap >= 2 * mtu && w.length - offset > mtu) {
+      uint64_t n = std::min<uint64_t>(packets_for(w.length - offset, mtu), ref_cap / mtu);
+      if (rc) n = std::min<uint64_t>(n, kMaxUnackedPackets - static_cast<uint32_t>(Psn::distance(req.una, req.next_psn)));
+      n = std::min<uint64_t>(n, 0xFFFF);
+      if (n >= 2) {
+        const SendResult r = send_burst(qp, w, pos, to, h, static_cast<uint32_t>(n), true);
+        if (r != SendResult::kSent) return r;
+        if (req.send_offset == w.length) return finish();
+        continue;
+      }
+    }
     if (burst_cap >= 2 * mtu && w.length - offset > mtu) {
       // Segmentation offload (rc/frame.hpp): the next packets in one frame, as many as the
       // link takes and the window allows.
@@ -221,7 +260,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
 // `n` packets of a SEND or RDMA WRITE from send_offset on, as one burst (rc/frame.hpp). kSent
 // when they went out (send_offset and next_psn moved past them).
 Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& to,
-                                      packet::TransportHeaders& h, uint32_t n) {
+                                      packet::TransportHeaders& h, uint32_t n, bool by_reference) {
   RequesterState& req = qp.req_;
   const bool rc = qp.type() == QpType::kRc;
   const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
@@ -233,7 +272,14 @@ Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, c
   SOFTIB_ASSERT(first_op && last_op);
   const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(*first_op));
   const packet::OpcodeInfo& last = *packet::find_opcode(static_cast<uint8_t>(*last_op));
-  wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, info.header_length() + bytes);
+  std::array<RefSegment, kMaxRefSegments> refs;
+  size_t segments = 0;
+  if (by_reference) {
+    segments = gather_refs(qp, w, offset, bytes, refs.data(), refs.size());
+    if (segments == 0) return send_burst(qp, w, pos, to, h, n, false);  // inline says what is wrong
+  }
+  const size_t body = by_reference ? segments * sizeof(RefSegment) : bytes;
+  wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, info.header_length() + body);
   if (out.empty()) {
     refused_ = true;
     return SendResult::kBlocked;
@@ -247,10 +293,18 @@ Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, c
   h.ieth.reset();
   if (info.headers.has(packet::ExtHeader::kReth)) h.reth = wire::Reth{w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)};
   // Headers for one full packet (no pad), then every packet's payload straight from the SGEs.
-  packet::write_transport_headers(info, h, mtu, out);
-  if (!gather(qp, w, offset, bytes, out.data() + info.header_length())) {
-    fail_wqe(qp, pos, WcStatus::kLocProtErr);
-    return SendResult::kFailed;
+  if (by_reference) {
+    // The headers as for a full packet (the writer wants room for its payload), then the names.
+    ref_headers_.resize(packet::transport_length(info, mtu));
+    packet::write_transport_headers(info, h, mtu, ref_headers_);
+    std::memcpy(out.data(), ref_headers_.data(), info.header_length());
+    std::memcpy(out.data() + info.header_length(), refs.data(), body);
+  } else {
+    packet::write_transport_headers(info, h, mtu, out);
+    if (!gather(qp, w, offset, bytes, out.data() + info.header_length())) {
+      fail_wqe(qp, pos, WcStatus::kLocProtErr);
+      return SendResult::kFailed;
+    }
   }
   Burst b;
   b.packets = static_cast<uint16_t>(n);
@@ -262,8 +316,10 @@ Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, c
   b.last_solicited = ends && (w.send_flags & verbs::send_flag::kSolicited) != 0;
   if (last.immediate()) b.last_ext = ntohl(w.imm_data);
   if (last.invalidate()) b.last_ext = w.imm_data;
+  b.by_reference = by_reference;
   counters_.tx_packets += n;
-  sink_.commit_burst(info.header_length() + bytes, b);
+  if (by_reference) ++counters_.ref_bursts_sent;
+  sink_.commit_burst(info.header_length() + body, b);
   if (!before(req.next_psn, req.sent_high)) {
     req.sent_high = req.next_psn + n;
   } else {

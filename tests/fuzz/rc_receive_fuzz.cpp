@@ -26,6 +26,8 @@
 //   bytes 1-2  length, big-endian (cut to what is left of the input)
 //   then       the transport part of the frame, BTH ... pad (as PacketView::parse_roce_v2_transport)
 // tests/fuzz/make_rc_receive_corpus.py writes seeds in this format.
+#include <unistd.h>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -151,6 +153,10 @@ class Harness {
       burst.last_ack_req = (tail[3] & 1) != 0;
       burst.last_solicited = (tail[3] & 2) != 0;
       burst.last_ext = wire::load_be32(frame_.data() + frame_.size() - 8);
+      // By reference: the segments name addresses in this process (as a peer's would name its
+      // own); most are nowhere (EFAULT: the burst is lost), some are real memory.
+      burst.by_reference = (tail[3] & 4) != 0;
+      if (burst.by_reference) burst.ref_pid = static_cast<int32_t>(::getpid());
     }
     device_.receive(from, frame_, burst);
     constexpr std::array<std::chrono::microseconds, 4> kAdvance = {

@@ -264,6 +264,46 @@ TEST_F(ShmLinkTest, BurstsCarryWritesReadsAndSendsWhole) {
   EXPECT_EQ(b->device.counters().bursts_taken_apart, 0u) << "writes and sends are taken whole";
 }
 
+TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
+  build(1 << 20, 16 * 1024);
+  a->link.set_references(true);
+  for (size_t i = 0; i < 300001; ++i) a->buffer[i] = static_cast<uint8_t>(i * 13 + 1);
+  post(*a, WrOpcode::kRdmaWrite, 0, 300001, b->addr(0));
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 300001), 0);
+  EXPECT_GT(a->link.counters().ref_frames_sent, 10u) << "the first frame goes inline (it finds the peer), the rest by reference";
+  EXPECT_EQ(b->device.counters().ref_pulls, a->link.counters().ref_frames_sent) << "each copied straight into the target";
+  EXPECT_EQ(b->device.counters().bursts_taken_apart, 0u);
+
+  // A receiver that may not read the sender's memory says so in the channel (softib sets it
+  // when process_vm_readv is refused): the sender sends inline from then on.
+  const uint64_t pulled = b->device.counters().ref_pulls;
+  const uint64_t sent = a->link.counters().ref_frames_sent;
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) b->link.inbox().channel(i).control().no_reference.store(1);
+  for (size_t i = 0; i < 200000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 7 + 5);
+  post(*a, WrOpcode::kRdmaWrite, 0, 200000, b->addr(400000));
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data() + 400000, 200000), 0);
+  EXPECT_EQ(a->link.counters().ref_frames_sent, sent);
+  EXPECT_EQ(b->device.counters().ref_pulls, pulled);
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) b->link.inbox().channel(i).control().no_reference.store(0);
+
+  // A WRITE by reference with a bad R_Key: the receiver fetches the bytes and the packet path
+  // answers with the NAK, as for an inline burst.
+  Sge sge{a->addr(0), 100000, a->mr->lkey};
+  SendWr wr;
+  wr.opcode = WrOpcode::kRdmaWrite;
+  wr.send_flags = send_flag::kSignaled;
+  wr.sg_list = {&sge, 1};
+  wr.rdma.remote_addr = b->addr(0);
+  wr.rdma.rkey = RKey(b->mr->rkey.value() ^ 0x100);
+  size_t bad;
+  ASSERT_TRUE(a->device.post_send(a->qp, {&wr, 1}, &bad).ok());
+  EXPECT_EQ(wait(*a).status, WcStatus::kRemAccessErr);
+  EXPECT_GT(a->link.counters().ref_frames_sent, sent) << "it went by reference";
+  EXPECT_EQ(b->device.counters().ref_pulls, pulled) << "and was not executed";
+}
+
 TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
   build(1 << 20, 16 * 1024);
   // No receive posted: the burst goes packet by packet, the first is RNR NAKed; once a
