@@ -156,7 +156,7 @@ class Harness {
       // By reference: the segments name addresses in this process (as a peer's would name its
       // own); most are nowhere (EFAULT: the burst is lost), some are real memory.
       burst.by_reference = (tail[3] & 4) != 0;
-      if (burst.by_reference) burst.ref_pid = static_cast<int32_t>(::getpid());
+      if (burst.by_reference) burst.ref_pid = ::getpid();
     }
     device_.receive(from, frame_, burst);
     constexpr std::array<std::chrono::microseconds, 4> kAdvance = {
