@@ -141,7 +141,8 @@ class ShmLinkTest : public ::testing::Test {
     size_t bad;
     ASSERT_TRUE(s.device.post_recv(s.qp, {&rw, 1}, &bad).ok());
   }
-  void post(Side& s, WrOpcode op, size_t off, uint32_t len, uint64_t remote) {
+  // `rkey_flip`: bits flipped in the peer's R_Key (a bad key).
+  void post(Side& s, WrOpcode op, size_t off, uint32_t len, uint64_t remote, uint32_t rkey_flip = 0) {
     Sge sge{s.addr(off), len, s.mr->lkey};
     SendWr wr;
     wr.wr_id = off;
@@ -149,7 +150,7 @@ class ShmLinkTest : public ::testing::Test {
     wr.send_flags = send_flag::kSignaled;
     wr.sg_list = {&sge, 1};
     wr.rdma.remote_addr = remote;
-    wr.rdma.rkey = (&s == a.get() ? b : a)->mr->rkey;
+    wr.rdma.rkey = RKey((&s == a.get() ? b : a)->mr->rkey.value() ^ rkey_flip);
     size_t bad;
     ASSERT_TRUE(s.device.post_send(s.qp, {&wr, 1}, &bad).ok());
   }
@@ -290,15 +291,7 @@ TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
 
   // A WRITE by reference with a bad R_Key: the receiver fetches the bytes and the packet path
   // answers with the NAK, as for an inline burst.
-  Sge sge{a->addr(0), 100000, a->mr->lkey};
-  SendWr wr;
-  wr.opcode = WrOpcode::kRdmaWrite;
-  wr.send_flags = send_flag::kSignaled;
-  wr.sg_list = {&sge, 1};
-  wr.rdma.remote_addr = b->addr(0);
-  wr.rdma.rkey = RKey(b->mr->rkey.value() ^ 0x100);
-  size_t bad;
-  ASSERT_TRUE(a->device.post_send(a->qp, {&wr, 1}, &bad).ok());
+  post(*a, WrOpcode::kRdmaWrite, 0, 100000, b->addr(0), 0x100);
   EXPECT_EQ(wait(*a).status, WcStatus::kRemAccessErr);
   EXPECT_GT(a->link.counters().ref_frames_sent, sent) << "it went by reference";
   EXPECT_EQ(b->device.counters().ref_pulls, pulled) << "and was not executed";
@@ -331,15 +324,7 @@ TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
 
 TEST_F(ShmLinkTest, ABurstWithABadRkeyIsARemoteAccessError) {
   build(1 << 20, 16 * 1024);
-  Sge sge{a->addr(0), 40000, a->mr->lkey};
-  SendWr wr;
-  wr.opcode = WrOpcode::kRdmaWrite;
-  wr.send_flags = send_flag::kSignaled;
-  wr.sg_list = {&sge, 1};
-  wr.rdma.remote_addr = b->addr(0);
-  wr.rdma.rkey = RKey(b->mr->rkey.value() ^ 0x100);
-  size_t bad;
-  ASSERT_TRUE(a->device.post_send(a->qp, {&wr, 1}, &bad).ok());
+  post(*a, WrOpcode::kRdmaWrite, 0, 40000, b->addr(0), 0x100);
   EXPECT_EQ(wait(*a).status, WcStatus::kRemAccessErr);
 }
 
