@@ -155,6 +155,8 @@ class Device {
   bool run_requester(Qp& qp);
   enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
   SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+  template <class Piece>
+  bool for_each_piece(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, Piece piece);
   size_t gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out, size_t max);
   SendResult send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& to, packet::TransportHeaders& h,
                         uint32_t n, bool by_reference = false);

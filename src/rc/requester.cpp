@@ -33,12 +33,11 @@ Position position_of(bool first, bool last) {
 
 }  // namespace
 
-bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out) {
-  if (len == 0) return true;
-  if (w.is_inline) {
-    std::memcpy(out, w.inline_data.data() + offset, len);
-    return true;
-  }
+// Walks the SGE pieces of [offset, offset + len) of a WQE, each resolved for local read:
+// piece(address, length) returns false to stop. False when a key does not resolve, the SGEs
+// end first, or piece() stopped.
+template <class Piece>
+bool Device::for_each_piece(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, Piece piece) {
   uint64_t at = 0;  // message offset of the current SGE
   for (uint32_t i = 0; i < w.num_sge && len > 0; ++i) {
     const verbs::Sge& s = w.sge[i];
@@ -48,8 +47,7 @@ bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t l
       const uint64_t n = std::min<uint64_t>(s.length - from, len);
       uint8_t* src = nullptr;
       if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr + from, n, 0, &src) != verbs::MemFault::kNone) return false;
-      std::memcpy(out, src, n);
-      out += n;
+      if (!piece(src, n)) return false;
       offset += n;
       len -= n;
     }
@@ -58,28 +56,30 @@ bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t l
   return len == 0;
 }
 
-// The same bytes as gather(), named instead of copied: the SGE pieces of [offset, offset +
-// len) as addresses in this process. 0 when a key does not resolve or the pieces are more
-// than `max`.
+bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out) {
+  if (len == 0) return true;
+  if (w.is_inline) {
+    std::memcpy(out, w.inline_data.data() + offset, len);
+    return true;
+  }
+  return for_each_piece(qp, w, offset, len, [&](const uint8_t* src, uint64_t n) {
+    std::memcpy(out, src, n);
+    out += n;
+    return true;
+  });
+}
+
+// The same bytes as gather(), named instead of copied: the SGE pieces as addresses in this
+// process. 0 when a key does not resolve or the pieces are more than `max`.
 size_t Device::gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out,
                            size_t max) {
-  size_t n = 0;
-  uint64_t at = 0;
-  for (uint32_t i = 0; i < w.num_sge && len > 0; ++i) {
-    const verbs::Sge& s = w.sge[i];
-    const uint64_t end = at + s.length;
-    if (end > offset) {
-      const uint64_t from = offset - at;
-      const uint64_t k = std::min<uint64_t>(s.length - from, len);
-      uint8_t* src = nullptr;
-      if (n == max || mrs_.resolve_local(s.lkey, qp.pd_, s.addr + from, k, 0, &src) != verbs::MemFault::kNone) return 0;
-      out[n++] = RefSegment{reinterpret_cast<uint64_t>(src), k};
-      offset += k;
-      len -= k;
-    }
-    at = end;
-  }
-  return len == 0 ? n : 0;
+  size_t count = 0;
+  const bool ok = for_each_piece(qp, w, offset, len, [&](const uint8_t* src, uint64_t n) {
+    if (count == max) return false;
+    out[count++] = RefSegment{reinterpret_cast<uint64_t>(src), n};
+    return true;
+  });
+  return ok ? count : 0;
 }
 
 bool Device::run_requester(Qp& qp) {
@@ -186,28 +186,18 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       return SendResult::kBlocked;
     const uint64_t offset = req.send_offset;
     // An RDMA WRITE to another process goes by reference where the link can (one copy, done
-    // by the responder); what the link refuses goes inline below.
+    // by the responder); otherwise segmentation offload (rc/frame.hpp): the next packets in
+    // one frame, as many as the link takes and the window allows.
     const bool write = w.opcode == WrOpcode::kRdmaWrite || w.opcode == WrOpcode::kRdmaWriteWithImm;
     const size_t ref_cap = burst_cap != 0 && write && !w.is_inline ? sink_.max_reference_bytes(to, h.bth.dest_qp) : 0;
-    if (ref_cap >= 2 * mtu && w.length - offset > mtu) {
-      uint64_t n = std::min<uint64_t>(packets_for(w.length - offset, mtu), ref_cap / mtu);
+    const bool by_reference = ref_cap >= 2 * mtu;
+    const size_t cap = by_reference ? ref_cap : burst_cap;
+    if (cap >= 2 * mtu && w.length - offset > mtu) {
+      uint64_t n = std::min<uint64_t>(packets_for(w.length - offset, mtu), cap / mtu);
       if (rc) n = std::min<uint64_t>(n, kMaxUnackedPackets - static_cast<uint32_t>(Psn::distance(req.una, req.next_psn)));
       n = std::min<uint64_t>(n, 0xFFFF);
       if (n >= 2) {
-        const SendResult r = send_burst(qp, w, pos, to, h, static_cast<uint32_t>(n), true);
-        if (r != SendResult::kSent) return r;
-        if (req.send_offset == w.length) return finish();
-        continue;
-      }
-    }
-    if (burst_cap >= 2 * mtu && w.length - offset > mtu) {
-      // Segmentation offload (rc/frame.hpp): the next packets in one frame, as many as the
-      // link takes and the window allows.
-      uint64_t n = std::min<uint64_t>(packets_for(w.length - offset, mtu), burst_cap / mtu);
-      if (rc) n = std::min<uint64_t>(n, kMaxUnackedPackets - static_cast<uint32_t>(Psn::distance(req.una, req.next_psn)));
-      n = std::min<uint64_t>(n, 0xFFFF);
-      if (n >= 2) {
-        const SendResult r = send_burst(qp, w, pos, to, h, static_cast<uint32_t>(n));
+        const SendResult r = send_burst(qp, w, pos, to, h, static_cast<uint32_t>(n), by_reference);
         if (r != SendResult::kSent) return r;
         if (req.send_offset == w.length) return finish();
         continue;
