@@ -21,7 +21,7 @@ uint64_t ticks() {
 #endif
 }
 // 20,000 ticks: at most 20 us at 1 GHz or more, well inside the lease's refresh margin
-// (link::kLeaseNs / 4).
+// (link::kLeaseMinNs / 4).
 constexpr uint64_t kLeaseRefreshTicks = 20'000;
 // 2,000 ticks: at most 2 us at 1 GHz.
 constexpr uint64_t kIdleStepTicks = 2'000;
@@ -136,7 +136,7 @@ uint64_t Engine::touch() {
   const uint64_t t = ticks();
   if (shm_ != nullptr && t - lease_tsc_.load(std::memory_order_relaxed) >= kLeaseRefreshTicks) {
     lease_tsc_.store(t, std::memory_order_relaxed);
-    shm_->inbox().take_lease(link::monotonic_ns());
+    shm_->inbox().hold_lease(link::monotonic_ns(), polling_since_ns_);
     // An engine already asleep without a timeout would never see the lease end: wake it so it
     // sleeps until then (Dekker with run(): lease, then sleeping_; sleeping_, then lease).
     std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -122,6 +122,8 @@ class Engine {
   std::atomic<bool> leased_sleep_{false};
   // When poll_inline last refreshed the lease (time-stamp counter ticks; see poll_inline).
   std::atomic<uint64_t> lease_tsc_{0};
+  // Since when (monotonic ns) application threads have held the lease without a break.
+  std::atomic<uint64_t> polling_since_ns_{0};
   std::atomic<uint64_t> last_step_ticks_{0};  // when the last step ran (ticks)
   std::mutex inbox_mu_;
   std::vector<Frame> inbox_;

@@ -68,9 +68,19 @@ bool ShmInbox::needs_doorbell() const {
   return header().rung.exchange(1, std::memory_order_acq_rel) == 0;
 }
 
-void ShmInbox::take_lease(uint64_t now_ns) const {
+void ShmInbox::take_lease(uint64_t now_ns, uint64_t length_ns) const {
   auto& lease = header().lease_ns;
-  if (lease.load(std::memory_order_relaxed) < now_ns + kLeaseNs * 3 / 4) lease.store(now_ns + kLeaseNs, std::memory_order_relaxed);
+  if (lease.load(std::memory_order_relaxed) < now_ns + length_ns * 3 / 4)
+    lease.store(now_ns + length_ns, std::memory_order_relaxed);
+}
+
+void ShmInbox::hold_lease(uint64_t now_ns, std::atomic<uint64_t>& polling_since) const {
+  uint64_t since = polling_since.load(std::memory_order_relaxed);
+  if (lease_until() <= now_ns || since == 0 || since > now_ns) {
+    since = now_ns;
+    polling_since.store(now_ns, std::memory_order_relaxed);
+  }
+  take_lease(now_ns, lease_length(now_ns - since));
 }
 
 void ShmInbox::reclaim(uint32_t i, uint64_t read_position) const {

@@ -18,7 +18,7 @@
 // polling: an application thread that polls (ibv_poll_cq with an empty CQ) takes a lease,
 // `lease_ns`, and drains the inbox itself, so a busy ping-pong makes no system call and wakes
 // no thread. The engine, asleep, wakes on its own when the lease runs out, so a frame that
-// arrives as the application stops polling waits at most one lease (kLeaseNs). The sender's
+// arrives as the application stops polling waits at most one lease (lease_length()). The sender's
 // publish and its read of `sleeping`, and the engine's store of `sleeping` and its last look at
 // the channels, are seq_cst on both sides (a Dekker pair): no frame is left with everybody
 // asleep.
@@ -41,7 +41,17 @@ namespace softib::link {
 inline constexpr uint32_t kInboxMagic = 0x58424953;  // "SIBX"
 inline constexpr uint16_t kInboxVersion = 1;
 inline constexpr uint32_t kMaxInboxChannels = 256;
-inline constexpr uint64_t kLeaseNs = 200'000;  // an application poll keeps the engine asleep this long
+// How long an application poll keeps the engine asleep. The lease grows with the time the
+// application has been polling without a break, from kLeaseMinNs to kLeaseMaxNs: an engine
+// asleep under a lease wakes at its end to look again, and on two busy vCPUs that wake-up
+// pre-empts a polling thread for 20-120 us (a context switch on these VMs), so a steady
+// poller is interrupted at most every few milliseconds, while one that polled only briefly
+// hands over to the engine as soon as ever.
+inline constexpr uint64_t kLeaseMinNs = 200'000;
+inline constexpr uint64_t kLeaseMaxNs = 5'000'000;
+constexpr uint64_t lease_length(uint64_t polling_for_ns) {
+  return polling_for_ns < kLeaseMinNs ? kLeaseMinNs : polling_for_ns > kLeaseMaxNs ? kLeaseMaxNs : polling_for_ns;
+}
 
 struct InboxHeader {
   uint32_t magic;
@@ -100,8 +110,12 @@ class ShmInbox {
   }
   void sleep_end() const { header().sleeping.store(0, std::memory_order_relaxed); }
   // An application thread is polling: keep the engine asleep (and senders quiet) until now +
-  // kLeaseNs. Cheap when called often: it writes the shared line at most every kLeaseNs / 4.
-  void take_lease(uint64_t now_ns) const;
+  // `length_ns`. Cheap when called often: it writes the shared line at most every length / 4.
+  void take_lease(uint64_t now_ns, uint64_t length_ns) const;
+  // The same, for a lease_length() that grows with the time the caller's process has held the
+  // lease without a break: `polling_since` is the caller's own record of when that began (0 at
+  // first); a lease that ran out or was dropped begins a new stretch.
+  void hold_lease(uint64_t now_ns, std::atomic<uint64_t>& polling_since) const;
   void drop_lease() const { header().lease_ns.store(0, std::memory_order_seq_cst); }
   uint64_t lease_until() const { return header().lease_ns.load(std::memory_order_relaxed); }
   // Frees channel i for a new sender (its owner is gone): the caller has consumed what it

@@ -247,7 +247,7 @@ TEST(ShmInbox, TheDoorbellRingsOnlyForASleeperWithoutAPoller) {
   ASSERT_TRUE(inbox.ok());
   EXPECT_FALSE(inbox->needs_doorbell()) << "awake";
   inbox->sleep_begin();
-  inbox->take_lease(monotonic_ns());
+  inbox->take_lease(monotonic_ns(), kLeaseMinNs);
   EXPECT_FALSE(inbox->needs_doorbell()) << "asleep, but an application thread polls";
   inbox->drop_lease();
   EXPECT_TRUE(inbox->needs_doorbell()) << "asleep, nobody polls";
@@ -256,6 +256,41 @@ TEST(ShmInbox, TheDoorbellRingsOnlyForASleeperWithoutAPoller) {
   EXPECT_FALSE(inbox->needs_doorbell());
   inbox->sleep_begin();
   EXPECT_TRUE(inbox->needs_doorbell()) << "a new sleep, a new ring";
+}
+
+TEST(ShmInbox, TheLeaseGrowsWithAnUnbrokenStretchOfPolling) {
+  EXPECT_EQ(lease_length(0), kLeaseMinNs);
+  EXPECT_EQ(lease_length(kLeaseMinNs + 1), kLeaseMinNs + 1);
+  EXPECT_EQ(lease_length(uint64_t{1} << 40), kLeaseMaxNs);
+
+  auto inbox = ShmInbox::create(1, 1, 1, 4096);
+  ASSERT_TRUE(inbox.ok());
+  std::atomic<uint64_t> since{0};
+  const uint64_t t0 = 1'000'000'000;
+  inbox->hold_lease(t0, since);
+  EXPECT_EQ(inbox->lease_until(), t0 + kLeaseMinNs) << "a new stretch: the shortest lease";
+  // Polls every 10 us for 20 ms: the lease stretches to kLeaseMaxNs and never lapses.
+  uint64_t t = t0;
+  for (; t < t0 + 20'000'000; t += 10'000) {
+    inbox->hold_lease(t, since);
+    ASSERT_GT(inbox->lease_until(), t) << "at +" << (t - t0) << " ns";
+  }
+  EXPECT_EQ(since.load(), t0);
+  EXPECT_GE(inbox->lease_until() - t, kLeaseMaxNs * 3 / 4);
+  EXPECT_LE(inbox->lease_until() - t, kLeaseMaxNs);
+  // A pause longer than the lease: the next poll starts a new, short stretch.
+  t = inbox->lease_until() + 1;
+  inbox->hold_lease(t, since);
+  EXPECT_EQ(since.load(), t);
+  EXPECT_EQ(inbox->lease_until(), t + kLeaseMinNs);
+  // So does a lease given up (the application went to block in get_cq_event).
+  const uint64_t t1 = t;
+  for (; t < t1 + 1'000'000; t += 10'000) inbox->hold_lease(t, since);
+  EXPECT_GT(inbox->lease_until() - t, kLeaseMinNs) << "1 ms of polling: a longer lease";
+  inbox->drop_lease();
+  inbox->hold_lease(t, since);
+  EXPECT_EQ(since.load(), t);
+  EXPECT_EQ(inbox->lease_until(), t + kLeaseMinNs);
 }
 
 }  // namespace
