@@ -229,7 +229,7 @@ void Engine::run() {
     // Sleep until rung, the next timer, the end of the lease, or housekeeping.
     rung_.store(false);
     sleeping_.store(true);
-    if (shm_ != nullptr) shm_->inbox().sleep_begin();
+    const bool heard = shm_ == nullptr || shm_->inbox().sleep_begin();
     // A lease taken since the check above: sleep until it ends instead (the loop's top).
     const bool leased_now = shm_ != nullptr && shm_->inbox().lease_until() > link::monotonic_ns();
     if (work_waiting() || stop_.load() || leased_now) {
@@ -241,6 +241,7 @@ void Engine::run() {
     if (deadline) wait = *deadline - SteadyClock::instance().now();
     if (leased) wait = std::min<Duration>(wait, std::chrono::nanoseconds(lease - now_ns));
     if (shm_ != nullptr) wait = std::min<Duration>(wait, options_.housekeeping);
+    if (!heard) wait = std::min<Duration>(wait, std::chrono::milliseconds(1));
     timespec ts{};
     const timespec* timeout = nullptr;
     if (wait != Duration::max()) {

@@ -1,6 +1,9 @@
 #include "link/shm_inbox.hpp"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -10,6 +13,25 @@ uint64_t monotonic_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+namespace {
+
+long membarrier(int cmd) { return ::syscall(SYS_membarrier, cmd, 0u, 0); }
+
+}  // namespace
+
+bool global_membarrier_available() {
+  static const bool available = [] {
+    const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    constexpr long kNeed = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
+    return cmds >= 0 && (cmds & kNeed) == kNeed;
+  }();
+  return available;
+}
+
+bool register_for_global_membarrier() {
+  return global_membarrier_available() && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
 }
 
 Result<ShmInbox> ShmInbox::create(uint64_t endpoint, uint32_t pid, uint32_t channels, uint32_t capacity) {
@@ -25,6 +47,7 @@ Result<ShmInbox> ShmInbox::create(uint64_t endpoint, uint32_t pid, uint32_t chan
   h->capacity = capacity;
   h->endpoint = endpoint;
   h->pid = pid;
+  h->flags = global_membarrier_available() ? kInboxSleeperBarrier : 0;
   return ShmInbox(std::move(*region));
 }
 
@@ -37,7 +60,9 @@ Result<ShmInbox> ShmInbox::attach(ShmRegion region) {
       (h->capacity & (h->capacity - 1)) != 0 || region.size() < inbox_bytes(h->channels, h->capacity))
     return Status(Code::kInvalidArgument,
                   fmt::format("inbox: {} channels of {} bytes do not fit {} bytes", h->channels, h->capacity, region.size()));
-  return ShmInbox(std::move(region));
+  ShmInbox inbox(std::move(region));
+  inbox.sender_fence_free_ = (inbox.header().flags & kInboxSleeperBarrier) != 0 && register_for_global_membarrier();
+  return inbox;
 }
 
 ChannelMemory ShmInbox::channel(uint32_t i) const {
@@ -58,10 +83,26 @@ std::optional<uint32_t> ShmInbox::claim(uint64_t token) const {
   return std::nullopt;
 }
 
+bool ShmInbox::sleep_begin() const {
+  header().rung.store(0, std::memory_order_relaxed);
+  header().sleeping.store(1, std::memory_order_seq_cst);
+  // The senders' half of the barrier (see above): after it, every sender either has its
+  // records visible to the caller's last look, or reads sleeping == 1.
+  if ((header().flags & kInboxSleeperBarrier) == 0) return true;
+  if (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return true;
+  // Not expected once the command was reported available. Senders attached from now on
+  // fence; those attached before may go unheard, so the caller sleeps only briefly.
+  header().flags = 0;
+  return false;
+}
+
 bool ShmInbox::needs_doorbell() const {
-  // Store (the record's tag, release) then load (sleeping): a full fence between them, the
-  // sender's half of the Dekker pair with sleep_begin().
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Store (the record's tag, release) then load (sleeping): the sender's half of the Dekker
+  // pair with sleep_begin(). A full fence, unless the sleeper's membarrier stands in for it.
+  if (sender_fence_free_)
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  else
+    std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header().sleeping.load(std::memory_order_relaxed) == 0) return false;
   const uint64_t lease = header().lease_ns.load(std::memory_order_relaxed);
   if (lease != 0 && monotonic_ns() < lease) return false;
