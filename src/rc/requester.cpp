@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/copy.hpp"
 #include "packet/builder.hpp"
 #include "rc/device.hpp"
 #include "rc/timers.hpp"
@@ -63,7 +64,7 @@ bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t l
     return true;
   }
   return for_each_piece(qp, w, offset, len, [&](const uint8_t* src, uint64_t n) {
-    std::memcpy(out, src, n);
+    copy_for_peer(out, src, n);  // `out` is a frame the peer's core reads next (base/copy.hpp)
     out += n;
     return true;
   });

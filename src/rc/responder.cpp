@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "base/copy.hpp"
 #include "packet/builder.hpp"
 #include "rc/device.hpp"
 #include "wire/crc.hpp"
@@ -544,7 +545,7 @@ bool Device::run_job(Qp& qp, OutJob& job) {
       else
         h.aeth.reset();
       packet::write_transport_headers(info, h, mtu, out);
-      std::memcpy(out.data() + info.header_length(), base + off, bytes);
+      copy_for_peer(out.data() + info.header_length(), base + off, bytes);  // base/copy.hpp
       Burst b;
       b.packets = static_cast<uint16_t>(k);
       b.mtu = static_cast<uint8_t>(qp.attr_.path_mtu);
