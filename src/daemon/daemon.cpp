@@ -109,6 +109,7 @@ struct Daemon::Impl : DaemonContext {
   std::unordered_map<int, std::unique_ptr<Session>> sessions;
   std::unique_ptr<sm::SimMadPort> sm_port;
   std::unique_ptr<sm::SubnetManager> sm;
+  std::optional<fabric::PortRef> sm_at;  // the SM's port
   bool stop = false, ready_sent = false, more_work = false;
   std::vector<std::tuple<uint8_t, uint16_t, uint16_t>> snapshot;  // per end port: state, LID, SM LID
   std::vector<fabric::PortRef> end_ports;
@@ -225,6 +226,15 @@ struct Daemon::Impl : DaemonContext {
   }
 
   int directory_fd() const override { return directory ? directory->region().fd() : -1; }
+
+  // The SM learns of changes elsewhere from the switches' traps 128, which cannot reach it
+  // when its own link is the one that changed; like OpenSM on a local port event, it then
+  // sweeps at once (without this, only its next periodic sweep, up to 10 s later, would bring
+  // the port back to Active).
+  void link_changed(fabric::PortRef p) override {
+    if (!sm || !sm_at) return;
+    if (p == *sm_at || fabric->topology().port(p).peer == *sm_at) sm->request_sweep(true);
+  }
 
   // Ports of attached HCAs whose state changed (the SM set a LID, a link went down) are written
   // to the directory, and the endpoints on that HCA are woken to notice (async events).
@@ -397,6 +407,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(Options options) {
 
   if (options.sm) {
     if (!sm_at) return Status(Code::kInvalidArgument, "the fabric has no port for the SM");
+    im.sm_at = *sm_at;
     auto port = sm::SimMadPort::attach(*im.fabric, *sm_at);
     if (!port) return Err{port.error()};
     im.sm_port = std::move(*port);

@@ -456,6 +456,7 @@ void Session::control(const ipc::Message& m) {
       case ipc::LinkOp::kDisable: done = d_.fabric->set_port_disabled(*p, true); break;
       case ipc::LinkOp::kEnable: done = d_.fabric->set_port_disabled(*p, false); break;
     }
+    if (done) d_.link_changed(*p);
   } else if (m.type == ipc::MsgType::kPortErrors) {
     uint8_t counter = 0;
     uint64_t amount = 0;

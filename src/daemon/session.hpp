@@ -40,6 +40,8 @@ class DaemonContext {
   };
   virtual std::optional<EndpointFds> endpoint_fds(uint32_t id) const = 0;
   virtual int directory_fd() const = 0;
+  // A control request changed the link at `p` (down, up, disabled, enabled).
+  virtual void link_changed(fabric::PortRef p) = 0;
 
   std::string name, socket, state;
   std::unique_ptr<fabric::Fabric> fabric;

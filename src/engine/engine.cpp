@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
 
 namespace softib::engine {
 
@@ -26,8 +29,28 @@ constexpr uint64_t kLeaseRefreshTicks = 20'000;
 // 2,000 ticks: at most 2 us at 1 GHz.
 constexpr uint64_t kIdleStepTicks = 2'000;
 
-}  // namespace
+// Engines that run, for the exit hook: an application that returns from main without
+// closing its device must not leave an ACK held back by its last step (AckPolicy) unsent,
+// which its peer would see as a lost message (retries, then RETRY_EXC_ERR).
+// Both are never destroyed: the exit hook may run after this library's static destructors
+// (at exit, or at dlclose of the drop-in libibverbs).
+std::mutex& running_mu() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::vector<Engine*>& running() {
+  static auto* engines = [] {
+    auto* v = new std::vector<Engine*>;
+    std::atexit([] {
+      std::lock_guard lock(running_mu());
+      for (Engine* e : running()) e->flush_held_acks();
+    });
+    return v;
+  }();
+  return *engines;
+}
 
+}  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create(rc::Device& device, EngineOptions options, link::ShmLink* shm) {
   auto bell = link::Doorbell::create();
@@ -48,7 +71,18 @@ Engine::~Engine() { stop(); }
 void Engine::start() {
   if (thread_.joinable()) return;
   stop_ = false;
+  {
+    std::lock_guard lock(running_mu());
+    running().push_back(this);
+  }
   thread_ = std::thread([this] { run(); });
+}
+
+
+void Engine::flush_held_acks() {
+  // try_lock: a thread that holds the device at exit is mid-step and flushes on its own.
+  std::unique_lock lock(device_.lock(), std::try_to_lock);
+  if (lock.owns_lock()) device_.progress();
 }
 
 void Engine::stop() {
@@ -56,6 +90,11 @@ void Engine::stop() {
   stop_ = true;
   doorbell_.ring();
   thread_.join();
+  {
+    std::lock_guard lock(running_mu());
+    std::erase(running(), this);
+  }
+  flush_held_acks();
 }
 
 void Engine::wake() {
@@ -90,10 +129,11 @@ void Engine::kick() {
   wake();
 }
 
-bool Engine::step() {
+bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
+  const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
   last_step_ticks_.store(ticks(), std::memory_order_relaxed);
-  bool did = false;
+  bool did = kind == StepKind::kPost && device_.progress(acks);
   if (has_inbox_.load(std::memory_order_relaxed)) {
     {
       std::lock_guard lock(inbox_mu_);
@@ -108,8 +148,8 @@ bool Engine::step() {
     }
     work_.clear();
   }
-  if (shm_ != nullptr && shm_->poll(device_) != 0) did = true;
-  did |= device_.progress();
+  if (shm_ != nullptr && shm_->poll(device_, 512, cq, want) != 0) did = true;
+  did |= device_.progress(acks);
   if (hook_) hook_();
   if (did) counters_.steps.fetch_add(1, std::memory_order_relaxed);
   return did;
@@ -117,14 +157,14 @@ bool Engine::step() {
 
 bool Engine::post_inline() {
   touch();
-  return try_progress();
+  return try_progress(StepKind::kPost);
 }
 
-bool Engine::try_progress() {
+bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want) {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
   counters_.inline_steps.fetch_add(1, std::memory_order_relaxed);
-  step();
+  step(kind, cq, want);
   if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) {
     const auto d = device_.next_deadline();
     if (d && d->time_since_epoch().count() < sleep_until_ns_.load()) wake();
@@ -145,13 +185,13 @@ uint64_t Engine::touch() {
   return t;
 }
 
-bool Engine::poll_inline() {
+bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   const uint64_t t = touch();
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
   if (!work_waiting() && t - last_step_ticks_.load(std::memory_order_relaxed) < kIdleStepTicks) return false;
-  return try_progress();
+  return try_progress(StepKind::kPoll, cq, want);
 }
 
 void Engine::release_lease() {

@@ -71,13 +71,23 @@ class Engine {
   void deliver(const rc::FrameAddr& from, wire::ByteSpan transport);
   // Work was posted: make sure a step runs soon.
   void kick();
+  // What a step is for. An application thread's step does what its caller waits for first
+  // and leaves the rest to the next step (the latency of a ping-pong between two polling
+  // processes is mostly cache lines crossing between the cores, so the order matters):
+  //   kEngine  the engine thread: every waiting frame, then progress, ACKs sent at once
+  //   kPoll    a poll of an empty CQ: frames until that CQ holds what the caller asked for,
+  //            then progress; ACKs held one step (rc::Device::AckPolicy), so an answer the
+  //            application posts next goes out ahead of them
+  //   kPost    a post: progress first (the new work and the ACKs held from the last step go
+  //            out now), then the waiting frames, then progress again
+  enum class StepKind : uint8_t { kEngine, kPoll, kPost };
   // One device step now, if nobody else is running one. Returns whether it ran.
-  bool try_progress();
-  // An application thread polls (a CQ it found empty): it takes the inbox lease so the
-  // engine stays asleep, then runs a step if it can.
-  bool poll_inline();
+  bool try_progress(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
+  // An application thread polls `cq` for up to `want` completions and found it empty: it
+  // takes the inbox lease so the engine stays asleep, then runs a kPoll step if it can.
+  bool poll_inline(const verbs::Cq* cq = nullptr, size_t want = 0);
   // An application thread posted work: the same lease (the thread is busy in the library),
-  // and a step now if the device is free.
+  // and a kPost step now if the device is free.
   bool post_inline();
   // An application thread is active in the library (a poll that found completions): keeps
   // the lease. Cheap: the lease's shared line is written at most every few microseconds.
@@ -85,6 +95,9 @@ class Engine {
   uint64_t touch();
   // An application thread stops polling (it is about to block): the engine takes over at once.
   void release_lease();
+  // Sends the ACKs an application step held back (rc::Device::AckPolicy), if the device is
+  // free. stop() and process exit (for every running engine) call it.
+  void flush_held_acks();
 
   // Runs at the end of every device step, under the device lock, on whichever thread ran the
   // step (the owner's: port changes, async events). Set before start().
@@ -100,7 +113,8 @@ class Engine {
   };
   Engine(rc::Device& device, EngineOptions options, link::Doorbell doorbell, link::ShmLink* shm);
   void run();
-  bool step();  // REQUIRES: device lock held
+  // REQUIRES: device lock held. `cq`/`want` (kPoll): stop taking frames once cq holds want.
+  bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
   void wake();
   bool work_waiting() const;
 

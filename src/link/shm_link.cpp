@@ -188,8 +188,10 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   }
 }
 
-size_t ShmLink::poll(rc::Device& device, size_t budget) {
+size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, size_t want) {
   size_t n = 0;
+  // The caller has its answer: no more frames (checked before each one).
+  auto answered = [&] { return until != nullptr && until->queued() >= want; };
   const uint32_t words = (inbox_.channels() + 63) / 64;
   for (uint32_t w = 0; w < words && n < budget; ++w) {
     uint64_t bits = inbox_.active_mask(w);
@@ -204,7 +206,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget) {
         r.token = owner;
         r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
       }
-      while (n < budget) {
+      while (n < budget && !answered()) {
         const auto rec = r.reader->peek();
         if (!rec) break;
         rc::FrameAddr from;

@@ -107,8 +107,11 @@ class ShmLink final : public rc::FrameSink {
   void set_references(bool on) { references_ = on; }
 
   // ---- in ----
-  // Feeds up to `budget` waiting frames to the device. REQUIRES: the device's lock.
-  size_t poll(rc::Device& device, size_t budget = 512);
+  // Feeds up to `budget` waiting frames to the device, and stops early once `until` (if
+  // given) holds `want` completions: an application thread polling that CQ has its answer
+  // and leaves the next frame, whose line is likely still on its way, to a later step.
+  // REQUIRES: the device's lock.
+  size_t poll(rc::Device& device, size_t budget = 512, const verbs::Cq* until = nullptr, size_t want = 0);
   // Whether a frame waits in some channel (the engine's last look before it sleeps).
   bool ready() const;
   // Frees the channels whose senders died. REQUIRES: the device's lock.

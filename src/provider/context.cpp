@@ -341,7 +341,7 @@ size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
   // that has also raised the armed event, so the program's next event would find the CQ empty
   // (ibv_rc_pingpong -e -t reads at least one completion per event and fails without).
   if (cq->armed()) return n;
-  engine_->poll_inline();
+  engine_->poll_inline(cq, out.size());
   return cq->poll(out);
 }
 

@@ -154,6 +154,7 @@ Qp* Device::find_qp(Qpn qpn) const {
 
 Status Device::destroy_qp(Qp* qp) {
   if (qp == nullptr || find_qp(qp->qpn()) != qp) return Status(Code::kInvalidArgument, "destroy_qp: no such QP");
+  flush_acks(*qp);  // one held back by an application step (AckPolicy) goes out first
   qps_.erase(qp->qpn().value());
   return Status();
 }
@@ -163,6 +164,7 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   const verbs::PortLimits limits{1, port_.max_mtu, port_.active_mtu, static_cast<uint16_t>(port_.pkeys.size()),
                                  static_cast<uint8_t>(std::min<size_t>(port_.gids.size(), 255))};
   if (Status s = verbs::check_modify(attr, mask, qp->state_, qp->type(), caps_, limits); !s.ok()) return s;
+  flush_acks(*qp);  // one held back by an application step (AckPolicy) goes out first
   // A QP in SQD that is still draining may only go to Error or Reset (rxe_qp_chk_attr; IBA
   // 10.3.1: attributes change once the send queue has drained).
   if (qp->state_ == QpState::kSqd && qp->req_.draining && (mask & kState) && attr.qp_state != QpState::kError &&
@@ -400,7 +402,7 @@ void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicit
 
 // ---- progress ----
 
-bool Device::progress() {
+bool Device::progress(AckPolicy acks) {
   bool did = false;
   refused_ = false;
   for (auto& [n, qp_ptr] : qps_) {
@@ -419,7 +421,11 @@ bool Device::progress() {
       did = true;
     }
     if (qp.resp_.ack_pending) {
-      flush_acks(qp);
+      if (acks == AckPolicy::kHoldOneStep && !qp.resp_.ack_held &&
+          (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
+        qp.resp_.ack_held = true;
+      else
+        flush_acks(qp);
       did = true;
     }
     if (qp.flush_pending_) {

@@ -32,6 +32,9 @@ namespace softib::rc {
 // a long message so the window keeps moving.
 inline constexpr uint32_t kMaxUnackedPackets = 128;
 inline constexpr uint32_t kAckReqInterval = 32;
+// The smallest QP timeout attribute (4.096 us * 2^13 = 33.5 ms) for which an application
+// thread's step may hold a coalesced ACK back (Device::AckPolicy).
+inline constexpr uint8_t kHoldAckMinTimeout = 13;
 
 struct RequesterState {
   uint32_t send_pos = 0;        // SQ position of the WQE being sent or next to start
@@ -121,6 +124,7 @@ struct ResponderState {
   bool nak_sent = false;
   // ACK coalescing: one ACK per progress step for the newest PSN that asked for one.
   bool ack_pending = false;
+  bool ack_held = false;  // a kHoldOneStep progress() kept it back; the next one sends it
   Psn ack_psn{};
   std::vector<Resource> resources;
   uint32_t resource_next = 0;

@@ -653,6 +653,7 @@ void Device::flush_acks(Qp& qp) {
   ResponderState& r = qp.resp_;
   if (!r.ack_pending) return;
   r.ack_pending = false;
+  r.ack_held = false;
   send_ack(qp, r.ack_psn, wire::Aeth::ack(r.msn));
 }
 

@@ -107,6 +107,62 @@ TEST_F(RcResponderProtocol, PsnGapIsNakedOnceWithTheExpectedPsn) {
   EXPECT_EQ(n2.psn(), epsn() + 2);
 }
 
+// An application thread's step holds a coalesced ACK back one step (rc::Device::AckPolicy),
+// on QPs whose timeout is at least kHoldAckMinTimeout: the completion is there at once, the
+// ACK goes out with the next step, and a NAK never overtakes it.
+class RcResponderProtocolHoldsAcks : public RcResponderProtocol {
+ protected:
+  RcResponderProtocolHoldsAcks() { options.timeout = rc::kHoldAckMinTimeout; }
+  std::vector<Sent> progress_holding() {
+    device.progress(rc::Device::AckPolicy::kHoldOneStep);
+    return sink.take();
+  }
+};
+
+TEST_F(RcResponderProtocolHoldsAcks, TheAckWaitsOneStepAndCoalescesWhatCameMeanwhile) {
+  post_recv(qp, 1, 4096, 64);
+  post_recv(qp, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  EXPECT_TRUE(progress_holding().empty()) << "held for one step";
+  EXPECT_EQ(poll(rcq).size(), 1u) << "the completion does not wait";
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  const Sent a = only_ack(progress_holding());
+  EXPECT_EQ(a.syndrome(), kAckSyndrome);
+  EXPECT_EQ(a.psn(), epsn() + 1) << "one ACK for both";
+  EXPECT_EQ(a.msn(), 2u);
+  EXPECT_TRUE(progress_holding().empty());
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(RcResponderProtocolHoldsAcks, AnEngineStepSendsAHeldAckAtOnce) {
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  EXPECT_TRUE(progress_holding().empty());
+  EXPECT_EQ(only_ack(progress()).psn(), epsn());
+}
+
+TEST_F(RcResponderProtocolHoldsAcks, ANakGoesOutAfterTheHeldAck) {
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  EXPECT_TRUE(progress_holding().empty());
+  deliver(req(Opcode::kRcSendOnly, 2, true), bytes(0, 16));  // PSN gap
+  const std::vector<Sent> sent = sink.take();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].syndrome(), kAckSyndrome);
+  EXPECT_EQ(sent[0].psn(), epsn());
+  EXPECT_EQ(sent[1].syndrome(), kNakPsnSequence);
+  EXPECT_EQ(sent[1].psn(), epsn() + 1);
+  EXPECT_TRUE(progress_holding().empty()) << "nothing left to send";
+}
+
+TEST_F(RcResponderProtocol, AQpWithAShortTimeoutNeverHasItsAckHeld) {
+  ASSERT_LT(options.timeout, rc::kHoldAckMinTimeout);
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  device.progress(rc::Device::AckPolicy::kHoldOneStep);
+  EXPECT_EQ(only_ack(sink.take()).psn(), epsn());
+}
+
 TEST_F(RcResponderProtocol, DuplicateSendIsAcknowledgedAgainNotExecuted) {
   post_recv(qp, 1, 4096, 64);
   post_recv(qp, 2, 8192, 64);

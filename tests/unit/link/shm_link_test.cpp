@@ -193,6 +193,24 @@ TEST_F(ShmLinkTest, WriteReadAndSendArriveIntactThroughWrappingRings) {
   EXPECT_GT(b->link.counters().frames_received, 0u);
 }
 
+// An application thread polling a CQ for one completion stops reading its inbox once that
+// completion is there (Engine::StepKind::kPoll); the next frame waits for the next poll.
+TEST_F(ShmLinkTest, APollForOneCompletionStopsAtTheFrameThatMadeIt) {
+  build();
+  post_recv(*b, 1, 0, 64);
+  post_recv(*b, 2, 64, 64);
+  post(*a, WrOpcode::kSend, 0, 16, 0);
+  post(*a, WrOpcode::kSend, 16, 16, 0);
+  a->device.progress();  // both SENDs in b's ring
+  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 1), 1u);
+  EXPECT_EQ(b->cq->queued(), 1u);
+  EXPECT_TRUE(b->link.ready()) << "the second SEND waits";
+  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 1), 0u) << "the CQ already holds what the caller asked for";
+  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 2), 1u);
+  EXPECT_EQ(b->cq->queued(), 2u);
+  EXPECT_EQ(b->link.poll(b->device), 0u);
+}
+
 TEST_F(ShmLinkTest, AFullRingHoldsWorkBackWithoutLosingIt) {
   build(4096);  // 3 frames of 1 KiB fit
   for (size_t i = 0; i < 100000; ++i) a->buffer[i] = static_cast<uint8_t>(i ^ 0x5A);
