@@ -491,8 +491,13 @@ TEST_F(RcRequesterProtocol, UnfencedSendDoesNotWaitForARead) {
   EXPECT_EQ(progress().size(), 2u);
 }
 
-TEST_F(RcRequesterProtocol, WindowStopsAtMaxUnackedPackets) {
-  for (uint64_t i = 0; i < 200; ++i) post_send(qp, i, 0, 8);
+class RcRequesterProtocolDeep : public RcRequesterProtocol {
+ protected:
+  RcRequesterProtocolDeep() { options.depth = rc::kMaxUnackedPackets + 128; }
+};
+
+TEST_F(RcRequesterProtocolDeep, WindowStopsAtMaxUnackedPackets) {
+  for (uint64_t i = 0; i < rc::kMaxUnackedPackets + 72; ++i) post_send(qp, i, 0, 8);
   auto sent = progress();
   ASSERT_EQ(sent.size(), rc::kMaxUnackedPackets);
   EXPECT_EQ(sent.back().psn(), sq_psn() + (rc::kMaxUnackedPackets - 1));
