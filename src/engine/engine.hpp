@@ -116,6 +116,7 @@ class Engine {
   // REQUIRES: device lock held. `cq`/`want` (kPoll): stop taking frames once cq holds want.
   bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
   void wake();
+  void pace_sleeper_barrier();  // engine thread, before each sleep
   bool work_waiting() const;
 
   rc::Device& device_;
@@ -139,6 +140,9 @@ class Engine {
   // Since when (monotonic ns) application threads have held the lease without a break.
   std::atomic<uint64_t> polling_since_ns_{0};
   std::atomic<uint64_t> last_step_ticks_{0};  // when the last step ran (ticks)
+  // Engine thread: sleeps in the current window of pace_sleeper_barrier().
+  uint32_t sleeps_in_window_ = 0;
+  std::chrono::steady_clock::time_point window_start_{};
   std::mutex inbox_mu_;
   std::vector<Frame> inbox_;
   std::vector<Frame> work_;

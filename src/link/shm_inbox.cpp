@@ -47,7 +47,7 @@ Result<ShmInbox> ShmInbox::create(uint64_t endpoint, uint32_t pid, uint32_t chan
   h->capacity = capacity;
   h->endpoint = endpoint;
   h->pid = pid;
-  h->flags = global_membarrier_available() ? kInboxSleeperBarrier : 0;
+  h->flags.store(global_membarrier_available() ? kInboxSleeperBarrier : 0, std::memory_order_relaxed);
   return ShmInbox(std::move(*region));
 }
 
@@ -61,7 +61,7 @@ Result<ShmInbox> ShmInbox::attach(ShmRegion region) {
     return Status(Code::kInvalidArgument,
                   fmt::format("inbox: {} channels of {} bytes do not fit {} bytes", h->channels, h->capacity, region.size()));
   ShmInbox inbox(std::move(region));
-  inbox.sender_fence_free_ = (inbox.header().flags & kInboxSleeperBarrier) != 0 && register_for_global_membarrier();
+  inbox.sender_registered_ = register_for_global_membarrier();
   return inbox;
 }
 
@@ -88,18 +88,26 @@ bool ShmInbox::sleep_begin() const {
   header().sleeping.store(1, std::memory_order_seq_cst);
   // The senders' half of the barrier (see above): after it, every sender either has its
   // records visible to the caller's last look, or reads sleeping == 1.
-  if ((header().flags & kInboxSleeperBarrier) == 0) return true;
+  if (!sleeper_barrier()) return true;
   if (membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return true;
-  // Not expected once the command was reported available. Senders attached from now on
-  // fence; those attached before may go unheard, so the caller sleeps only briefly.
-  header().flags = 0;
+  // Not expected once the command was reported available. Senders fence from their next
+  // publish; one that did not may go unheard, so the caller sleeps only briefly.
+  header().flags.store(0, std::memory_order_relaxed);
   return false;
+}
+
+void ShmInbox::set_sleeper_barrier(bool on) const {
+  if (on == sleeper_barrier() || !global_membarrier_available()) return;
+  header().flags.store(on ? kInboxSleeperBarrier : 0, std::memory_order_seq_cst);
+  // Turning it off: a sender that read it on has published before this barrier reaches its
+  // CPU (its later reads see it off), so the caller's next look finds its record.
+  if (!on) (void)membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED);
 }
 
 bool ShmInbox::needs_doorbell() const {
   // Store (the record's tag, release) then load (sleeping): the sender's half of the Dekker
   // pair with sleep_begin(). A full fence, unless the sleeper's membarrier stands in for it.
-  if (sender_fence_free_)
+  if (sender_registered_ && sleeper_barrier())
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);

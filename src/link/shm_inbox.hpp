@@ -30,7 +30,10 @@
 // used to stall each publish until the record's cache line had left the consumer's core
 // (~240 ns on far vCPUs; 28% of a sender's time at 64-byte message rates). A sender skips its
 // fence only if it registered (REGISTER_GLOBAL_EXPEDITED, at attach) and the inbox's owner
-// says it sleeps that way (kInboxSleeperBarrier); any other pairing keeps both fences.
+// says it sleeps that way (kInboxSleeperBarrier, read at every publish); any other pairing
+// keeps both fences. The barrier interrupts every CPU that runs a registered process (~20 us
+// of that CPU's time on these VMs), so an owner that sleeps often turns it off
+// (set_sleeper_barrier): its senders then fence again.
 //
 // Thread: the receiver's side (readers, sleeping, lease, reclaim) belongs to the owner; a
 // sender's producer side to that sender.
@@ -67,7 +70,7 @@ inline constexpr uint16_t kInboxSleeperBarrier = 1;  // InboxHeader.flags: the o
 struct InboxHeader {
   uint32_t magic;
   uint16_t version;
-  uint16_t flags;
+  std::atomic<uint16_t> flags;  // kInboxSleeperBarrier; the owner may change it (set_sleeper_barrier)
   uint32_t channels;
   uint32_t capacity;  // data bytes per channel
   uint64_t endpoint;
@@ -116,8 +119,9 @@ class ShmInbox {
   // After publishing a record: whether the receiver must be woken (Dekker with sleep_begin).
   // True for one sender once per sleep: the others see that it was rung.
   bool needs_doorbell() const;
-  // Whether this sender publishes without a full fence (the owner's membarrier stands in).
-  bool sender_fence_free() const { return sender_fence_free_; }
+  // Whether this sender may publish without a full fence (registered; the owner's membarrier
+  // stands in while it says so).
+  bool sender_fence_free() const { return sender_registered_; }
 
   // ---- receiver ----
   uint64_t active_mask(uint32_t word) const { return header().active[word].load(std::memory_order_acquire); }
@@ -126,6 +130,13 @@ class ShmInbox {
   // if the membarrier failed (not expected): a sender may then go unheard, and the caller
   // must not sleep for long.
   bool sleep_begin() const;
+  // Whether the owner sleeps after a membarrier (senders then publish without a fence). Off:
+  // one last barrier, so that a sender that saw it on before the change is heard by the next
+  // look; on: from the next sleep. No-op where membarrier is unavailable.
+  void set_sleeper_barrier(bool on) const;
+  bool sleeper_barrier() const {
+    return (header().flags.load(std::memory_order_relaxed) & kInboxSleeperBarrier) != 0;
+  }
   void sleep_end() const { header().sleeping.store(0, std::memory_order_relaxed); }
   // An application thread is polling: keep the engine asleep (and senders quiet) until now +
   // `length_ns`. Cheap when called often: it writes the shared line at most every length / 4.
@@ -143,7 +154,7 @@ class ShmInbox {
  private:
   explicit ShmInbox(ShmRegion region) : region_(std::move(region)) {}
   ShmRegion region_;
-  bool sender_fence_free_ = false;  // sender side: registered, and the owner sleeps after a membarrier
+  bool sender_registered_ = false;  // sender side: registered for the owner's membarrier
 };
 
 constexpr size_t inbox_bytes(uint32_t channels, uint32_t capacity) {

@@ -266,7 +266,8 @@ TEST(ShmInbox, TheDoorbellRingsOnlyForASleeperWithoutAPoller) {
 // record at a time, at random moments, while the owner keeps going to sleep; every record must
 // be found at once or wake the owner through the doorbell. A lost wake-up shows as a sleep that
 // only its 2 s limit ends. Run as the engines run it: where membarrier(2) is available the
-// sender publishes without a full fence (the owner's barrier stands in for it).
+// sender publishes without a full fence while the owner's barrier stands in for it, and the
+// owner turns that on and off between sleeps.
 TEST(ShmInbox, NoRecordIsLeftUnheardWhileTheOwnerSleeps) {
   auto inbox = ShmInbox::create(1, static_cast<uint32_t>(::getpid()), 1, 4096);
   ASSERT_TRUE(inbox.ok());
@@ -318,7 +319,10 @@ TEST(ShmInbox, NoRecordIsLeftUnheardWhileTheOwnerSleeps) {
       inbox->channel(0).control().no_reference.store(got, std::memory_order_release);
       continue;
     }
-    // Nothing: go to sleep as the engine does (sleeping, then one last look).
+    // Nothing: go to sleep as the engine does (sleeping, then one last look). Now and then
+    // the owner switches between sleeping after a membarrier and letting senders fence, as an
+    // engine does when it sleeps often (Engine::pace_sleeper_barrier).
+    if (rng.between(0, 3) == 0) inbox->set_sleeper_barrier(rng.between(0, 1) == 1);
     inbox->sleep_begin();
     if (!r.ready()) {
       ++sleeps;
