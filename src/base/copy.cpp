@@ -1,5 +1,6 @@
 #include "base/copy.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 #if defined(__x86_64__)
@@ -15,7 +16,7 @@ void copy_streaming(void* dst, const void* src, size_t n) {
   // Up to the first 16-byte boundary of the destination (stream stores need alignment).
   const size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
   if (head != 0) {
-    const size_t h = head < n ? head : n;
+    const size_t h = std::min(head, n);
     std::memcpy(d, s, h);
     d += h;
     s += h;

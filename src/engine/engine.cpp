@@ -83,7 +83,6 @@ void Engine::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-
 void Engine::flush_held_acks() {
   // try_lock: a thread that holds the device at exit is mid-step and flushes on its own.
   std::unique_lock lock(device_.lock(), std::try_to_lock);
@@ -156,14 +155,18 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
   last_step_ticks_.store(ticks(), std::memory_order_relaxed);
-  bool did = kind == StepKind::kPost && device_.progress(acks);
+  // kPost: the new work goes out first; the second progress below is then needed only for
+  // what the frames taken in between brought.
+  const bool sent_first = kind == StepKind::kPost;
+  bool did = sent_first && device_.progress(acks);
+  bool received = false;
   if (has_inbox_.load(std::memory_order_relaxed)) {
     {
       std::lock_guard lock(inbox_mu_);
       work_.swap(inbox_);
       has_inbox_.store(false, std::memory_order_relaxed);
     }
-    did = !work_.empty();
+    received = !work_.empty();
     for (Frame& f : work_) device_.receive(f.from, f.bytes);
     if (!work_.empty()) {
       std::lock_guard lock(inbox_mu_);
@@ -171,8 +174,9 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
     }
     work_.clear();
   }
-  if (shm_ != nullptr && shm_->poll(device_, 512, cq, want) != 0) did = true;
-  did |= device_.progress(acks);
+  if (shm_ != nullptr && shm_->poll(device_, link::ShmLink::kPollBudget, cq, want) != 0) received = true;
+  did |= received;
+  if (!sent_first || received) did |= device_.progress(acks);
   if (hook_) hook_();
   if (did) bump(counters_.steps);
   return did;

@@ -39,6 +39,7 @@
 // sender's producer side to that sender.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -61,9 +62,7 @@ inline constexpr uint32_t kMaxInboxChannels = 256;
 // hands over to the engine as soon as ever.
 inline constexpr uint64_t kLeaseMinNs = 200'000;
 inline constexpr uint64_t kLeaseMaxNs = 5'000'000;
-constexpr uint64_t lease_length(uint64_t polling_for_ns) {
-  return polling_for_ns < kLeaseMinNs ? kLeaseMinNs : polling_for_ns > kLeaseMaxNs ? kLeaseMaxNs : polling_for_ns;
-}
+constexpr uint64_t lease_length(uint64_t polling_for_ns) { return std::clamp(polling_for_ns, kLeaseMinNs, kLeaseMaxNs); }
 
 inline constexpr uint16_t kInboxSleeperBarrier = 1;  // InboxHeader.flags: the owner sleeps after membarrier()
 
@@ -121,7 +120,7 @@ class ShmInbox {
   bool needs_doorbell() const;
   // Whether this sender may publish without a full fence (registered; the owner's membarrier
   // stands in while it says so).
-  bool sender_fence_free() const { return sender_registered_; }
+  bool sender_registered() const { return sender_registered_; }
 
   // ---- receiver ----
   uint64_t active_mask(uint32_t word) const { return header().active[word].load(std::memory_order_acquire); }

@@ -111,7 +111,8 @@ class ShmLink final : public rc::FrameSink {
   // given) holds `want` completions: an application thread polling that CQ has its answer
   // and leaves the next frame, whose line is likely still on its way, to a later step.
   // REQUIRES: the device's lock.
-  size_t poll(rc::Device& device, size_t budget = 512, const verbs::Cq* until = nullptr, size_t want = 0);
+  static constexpr size_t kPollBudget = 512;
+  size_t poll(rc::Device& device, size_t budget = kPollBudget, const verbs::Cq* until = nullptr, size_t want = 0);
   // Whether a frame waits in some channel (the engine's last look before it sleeps).
   bool ready() const;
   // Frees the channels whose senders died. REQUIRES: the device's lock.
