@@ -21,7 +21,7 @@ Status queue_full(std::string_view which) {
 }  // namespace
 
 RecvQueue::RecvQueue(uint32_t max_wr, uint32_t max_sge) : ring_(max_wr), max_sge_(max_sge) {
-  for (uint32_t i = 0; i < ring_.capacity(); ++i) ring_.at(i).sge.resize(max_sge);
+  for (uint32_t i = 0; i < ring_.slot_count(); ++i) ring_.slot(i).sge.resize(max_sge);
 }
 
 Status RecvQueue::post(const RecvWr& wr) {
@@ -45,16 +45,16 @@ Status RecvQueue::resize(uint32_t max_wr) {
   if (max_wr < ring_.size())
     return Status(Code::kInvalidArgument, fmt::format("resize: {} entries cannot hold the {} queued", max_wr, ring_.size()));
   ring_.resize(max_wr);
-  for (uint32_t i = 0; i < ring_.capacity(); ++i)
-    if (ring_.at(i).sge.size() < max_sge_) ring_.at(i).sge.resize(max_sge_);
+  for (uint32_t i = 0; i < ring_.slot_count(); ++i)
+    if (ring_.slot(i).sge.size() < max_sge_) ring_.slot(i).sge.resize(max_sge_);
   return Status();
 }
 
 SendQueue::SendQueue(uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
     : ring_(max_wr), max_sge_(max_sge), max_inline_(max_inline) {
-  for (uint32_t i = 0; i < ring_.capacity(); ++i) {
-    ring_.at(i).sge.resize(max_sge);
-    ring_.at(i).inline_data.resize(max_inline);
+  for (uint32_t i = 0; i < ring_.slot_count(); ++i) {
+    ring_.slot(i).sge.resize(max_sge);
+    ring_.slot(i).inline_data.resize(max_inline);
   }
 }
 
