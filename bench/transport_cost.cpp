@@ -3,9 +3,11 @@
 // message and per byte, the floor under every link. Anchor: memcpy of the same bytes in the
 // same run (the bulk path can do no better than one copy per packet at the responder plus
 // one at the requester).
-//   bench_transport_cost [--quick] [--only send|pingpong|write]
+//   bench_transport_cost [--quick] [--only send|pingpong|write] [--scale K]   (K times the iterations: for profiles)
 // Prints JSON lines. A diagnostic for the data-path design, not one of issue 5's targets
 // (those are between two processes: bench/verbs_*).
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -143,17 +145,19 @@ struct Bench {
 int main(int argc, char** argv) {
   bool quick = false;
   std::string only;
+  int scale = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quick") quick = true;
     if (arg == "--only" && i + 1 < argc) only = argv[++i];
+    if (arg == "--scale" && i + 1 < argc) scale = std::max(1, std::atoi(argv[++i]));
   }
   Bench bench;
   size_t bad;
 
   // 1. SEND message rate, 64 bytes, batches of 256.
   if (only.empty() || only == "send") {
-    const int batches = quick ? 200 : 2000;
+    const int batches = (quick ? 200 : 2000) * scale;
     Sge s{reinterpret_cast<uint64_t>(bench.a.buf.data()), 64, bench.a.mr->lkey};
     Sge r{reinterpret_cast<uint64_t>(bench.b.buf.data()), 64, bench.b.mr->lkey};
     SendWr wr;
@@ -179,7 +183,7 @@ int main(int argc, char** argv) {
 
   // 2. Ping-pong, 8 bytes: the CPU cost of one round trip through both sides.
   if (only.empty() || only == "pingpong") {
-    const int iters = quick ? 20000 : 200000;
+    const int iters = (quick ? 20000 : 200000) * scale;
     Sge sa{reinterpret_cast<uint64_t>(bench.a.buf.data()), 8, bench.a.mr->lkey};
     Sge sb{reinterpret_cast<uint64_t>(bench.b.buf.data()), 8, bench.b.mr->lkey};
     SendWr wa, wb;
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
 
   // 3. RDMA WRITE 1 MiB at MTU 4096 against memcpy of 1 MiB.
   if (only.empty() || only == "write") {
-    const int iters = quick ? 200 : 2000;
+    const int iters = (quick ? 200 : 2000) * scale;
     const uint32_t len = 1 << 20;
     Sge s{reinterpret_cast<uint64_t>(bench.a.buf.data()), len, bench.a.mr->lkey};
     SendWr wr;

@@ -148,13 +148,16 @@ void Device::set_qpn_range(uint32_t first, uint32_t last) {
 }
 
 Qp* Device::find_qp(Qpn qpn) const {
+  if (last_qp_ != nullptr && last_qp_->qpn() == qpn) return last_qp_;
   auto it = qps_.find(qpn.value());
-  return it == qps_.end() ? nullptr : it->second.get();
+  if (it == qps_.end()) return nullptr;
+  return last_qp_ = it->second.get();
 }
 
 Status Device::destroy_qp(Qp* qp) {
   if (qp == nullptr || find_qp(qp->qpn()) != qp) return Status(Code::kInvalidArgument, "destroy_qp: no such QP");
   flush_acks(*qp);  // one held back by an application step (AckPolicy) goes out first
+  if (last_qp_ == qp) last_qp_ = nullptr;
   qps_.erase(qp->qpn().value());
   return Status();
 }
@@ -276,6 +279,7 @@ void Device::flush(Qp& qp) {
 
 Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
   const QpState st = qp->state_;
+  const auto held = qp->sq_.lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
     if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr)
@@ -293,7 +297,7 @@ Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad
       return Status(Code::kUnsupported, "post_send: memory windows and local invalidation are not supported");
     if (qp->type() == verbs::QpType::kUd && wr.ud.ah == nullptr)
       return Status(Code::kInvalidArgument, "post_send: a UD work request needs an address handle");
-    if (Status s = qp->sq_.post(wr, qp->init_.sq_sig_all); !s.ok()) return s;
+    if (Status s = qp->sq_.post(wr, qp->init_.sq_sig_all, held); !s.ok()) return s;
     if (st == QpState::kError) qp->flush_pending_ = true;
   }
   *bad = wrs.size();
@@ -301,12 +305,15 @@ Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad
 }
 
 Status Device::post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad) {
+  *bad = 0;
+  if (wrs.empty()) return Status();
+  if (!qp->rq_) return Status(Code::kInvalidArgument, "post_recv: the QP takes its receive WQEs from an SRQ");
+  const auto held = qp->rq_->lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
-    if (!qp->rq_) return Status(Code::kInvalidArgument, "post_recv: the QP takes its receive WQEs from an SRQ");
     if (qp->state_ == QpState::kReset)
       return Status(Code::kInvalidArgument, fmt::format("post_recv: QP {} is in RESET", qp->qpn().to_string()));
-    if (Status s = qp->rq_->post(wrs[i]); !s.ok()) return s;
+    if (Status s = qp->rq_->post(wrs[i], held); !s.ok()) return s;
     if (qp->state_ == QpState::kError) qp->flush_pending_ = true;
   }
   *bad = wrs.size();
@@ -314,9 +321,10 @@ Status Device::post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad
 }
 
 Status Device::post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad) {
+  const auto held = srq->rq().lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
-    if (Status s = srq->rq().post(wrs[i]); !s.ok()) return s;
+    if (Status s = srq->rq().post(wrs[i], held); !s.ok()) return s;
   }
   *bad = wrs.size();
   return Status();

@@ -234,6 +234,9 @@ class Device {
   std::list<verbs::Srq> srqs_;
   std::list<verbs::Ah> ahs_;
   std::unordered_map<uint32_t, std::unique_ptr<Qp>> qps_;
+  // The QP find_qp() found last: most frames in a row go to one QP (a hash lookup costs a
+  // division by the bucket count). Reset when that QP is destroyed.
+  mutable Qp* last_qp_ = nullptr;
   uint32_t next_pd_ = 1;
   uint32_t qpn_first_ = 0x11;  // rxe's first QPN (QP0/QP1 are the special QPs)
   uint32_t qpn_last_ = Qpn::kMask - 1;

@@ -24,9 +24,9 @@ RecvQueue::RecvQueue(uint32_t max_wr, uint32_t max_sge) : ring_(max_wr), max_sge
   for (uint32_t i = 0; i < ring_.slot_count(); ++i) ring_.slot(i).sge.resize(max_sge);
 }
 
-Status RecvQueue::post(const RecvWr& wr) {
+Status RecvQueue::post(const RecvWr& wr, const std::unique_lock<SpinLock>& held) {
+  SOFTIB_ASSERT(held.mutex() == &post_mu_ && held.owns_lock());
   if (wr.sg_list.size() > max_sge_) return too_many_sges(wr.sg_list.size(), max_sge_);
-  std::lock_guard lock(post_mu_);
   if (ring_.full()) return queue_full("receive");
   RecvWqe& w = ring_.slot_to_fill();
   w.wr_id = wr.wr_id;
@@ -58,7 +58,8 @@ SendQueue::SendQueue(uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
   }
 }
 
-Status SendQueue::post(const SendWr& wr, bool sig_all) {
+Status SendQueue::post(const SendWr& wr, bool sig_all, const std::unique_lock<SpinLock>& held) {
+  SOFTIB_ASSERT(held.mutex() == &post_mu_ && held.owns_lock());
   const bool is_inline = (wr.send_flags & send_flag::kInline) != 0;
   uint64_t length = 0;
   for (const Sge& s : wr.sg_list) length += s.length;
@@ -70,8 +71,6 @@ Status SendQueue::post(const SendWr& wr, bool sig_all) {
   if (atomic && (length != 8 || (wr.atomic.remote_addr & 7) != 0))
     return Status(Code::kInvalidArgument, "post_send: an atomic operates on 8 bytes at an 8-byte aligned address");
   if (length > 0x80000000ULL) return Status(Code::kInvalidArgument, "post_send: message longer than 2^31 bytes");
-
-  std::lock_guard lock(post_mu_);
   if (ring_.full()) return queue_full("send");
   SendWqe& w = ring_.slot_to_fill();
   w.wr_id = wr.wr_id;

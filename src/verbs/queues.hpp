@@ -4,8 +4,10 @@
 // own SGE array, inline data into the slot's own buffer), so the consumer's arrays may be
 // reused as soon as the post returns, as libibverbs promises.
 //
-// Thread: posters serialise on the queue's post mutex; the transport consumes under the
-// device's progress lock (WorkRing explains the hand-over).
+// Thread: posters serialise on the queue's post lock, taken once for a whole post list
+// (lock_posts(), as rdma-core's providers take their queue lock once per ibv_post_send
+// chain); the transport consumes under the device's progress lock (WorkRing explains the
+// hand-over).
 #pragma once
 
 #include <cstdint>
@@ -61,8 +63,10 @@ class RecvQueue {
   uint32_t max_wr() const { return ring_.capacity(); }
   uint32_t max_sge() const { return max_sge_; }
 
+  // The post lock, held across a post list. REQUIRES: post() is given it.
+  std::unique_lock<SpinLock> lock_posts() { return std::unique_lock(post_mu_); }
   // EINVAL for too many SGEs; ENOMEM when the queue is full (rxe's codes).
-  Status post(const RecvWr& wr);
+  Status post(const RecvWr& wr, const std::unique_lock<SpinLock>& held);
 
   // Transport side. REQUIRES: !empty()
   bool empty() const { return ring_.empty(); }
@@ -110,11 +114,13 @@ class SendQueue {
   uint32_t max_sge() const { return max_sge_; }
   uint32_t max_inline() const { return max_inline_; }
 
+  // The post lock, held across a post list. REQUIRES: post() is given it.
+  std::unique_lock<SpinLock> lock_posts() { return std::unique_lock(post_mu_); }
   // Copies the WR into the next slot (no key checks: those happen when the transport reads
   // the memory, and fail the WR's completion, IBA 10.8.3). EINVAL for too many SGEs, inline
   // data beyond max_inline_data, an atomic that is not 8 bytes at an 8-byte aligned address;
   // ENOMEM when the queue is full.
-  Status post(const SendWr& wr, bool sig_all);
+  Status post(const SendWr& wr, bool sig_all, const std::unique_lock<SpinLock>& held);
 
   // Positions (WorkRing::head/tail): [head, tail) are posted and not yet completed.
   WorkRing<SendWqe>& ring() { return ring_; }
