@@ -26,6 +26,13 @@
 // record that does not fit before the end of the data is preceded by a pad record that runs to
 // the end. A record may use at most half the ring, so a drained ring always has room.
 //
+// The producer asks for the lines it will write next before it needs them (prefetch for
+// write, `kWriteAhead` bytes past the record it just published): each was last read by the
+// consumer's core, and a store to it waits for that core to give it up (a cross-core
+// transfer, 55-240 ns here). Asked early, the transfers of several small records overlap
+// instead of stalling one store each. Large records skip it: their bodies are copied with
+// non-temporal stores (base/copy.hpp), which fetch nothing.
+//
 // Thread: one producer thread at a time (serialised by its owner) and one consumer thread at
 // a time; the two sides may be in different processes.
 #pragma once
@@ -94,6 +101,11 @@ class ChannelMemory {
 // reclaimed channel starts where the consumer has read to (the published head).
 class ChannelWriter {
  public:
+  // How far ahead of the next record the producer prefetches for write, and the largest
+  // record after which it does.
+  static constexpr uint64_t kWriteAhead = 1024;
+  static constexpr uint64_t kWriteAheadMaxRecord = 512;
+
   ChannelWriter(ChannelMemory mem, uint64_t start) : mem_(mem), tail_(start), head_cache_(start) {}
 
   // Room for a record with `length` body bytes, or nullopt when the ring is full (the consumer
@@ -112,6 +124,7 @@ class ChannelWriter {
 
  private:
   bool room_for(uint64_t bytes);
+  void prefetch_for_write(uint64_t from, uint64_t to) const;
 
   ChannelMemory mem_;
   uint64_t tail_;
