@@ -168,6 +168,10 @@ struct OpcodeInfo {
   HeaderSet headers;  // extension headers after the BTH
   bool payload;       // the packet carries a payload (possibly empty)
   bool supported;     // softib implements it (RD, FLUSH and ATOMIC_WRITE are described only)
+  // Derived from `headers` when the table is built (with_layout below): every packet parsed
+  // or built asks for them, and HeaderSet computes them with a loop over the header kinds.
+  uint8_t header_len = 0;
+  std::array<uint8_t, kExtHeaderCount> offsets{};
 
   constexpr uint8_t value() const { return to_underlying(opcode); }
   constexpr Transport transport() const { return static_cast<Transport>(value() >> 5); }
@@ -214,9 +218,12 @@ struct OpcodeInfo {
   }
 
   // BTH plus extension headers: where the payload starts.
-  constexpr size_t header_length() const { return headers.header_length(); }
+  constexpr size_t header_length() const { return header_len; }
   // Offset of an extension header from the start of the BTH. REQUIRES: headers.has(h)
-  constexpr size_t offset(ExtHeader h) const { return headers.offset(h); }
+  constexpr size_t offset(ExtHeader h) const {
+    SOFTIB_ASSERT(headers.has(h));
+    return offsets[static_cast<size_t>(h)];
+  }
 };
 
 namespace opcode_table_detail {
@@ -229,8 +236,19 @@ inline constexpr bool kNoData = false;
 inline constexpr bool kYes = true;
 inline constexpr bool kNo = false;
 
+// Fills in each row's header_len and offsets from its header set.
+template <size_t N>
+constexpr std::array<OpcodeInfo, N> with_layout(std::array<OpcodeInfo, N> rows) {
+  for (OpcodeInfo& r : rows) {
+    r.header_len = static_cast<uint8_t>(r.headers.header_length());
+    for (size_t i = 0; i < kExtHeaderCount; ++i)
+      if (r.headers.has(static_cast<ExtHeader>(i))) r.offsets[i] = static_cast<uint8_t>(r.headers.offset(static_cast<ExtHeader>(i)));
+  }
+  return rows;
+}
+
 // clang-format off
-inline constexpr auto kTable = std::to_array<OpcodeInfo>({
+inline constexpr auto kTable = with_layout(std::to_array<OpcodeInfo>({
 //  opcode                                 spec name                               operation           position extension headers       payload  supported
   {Opcode::kRcSendFirst,                   "RC_SEND_FIRST",                        kSend,              kFirst,  {},                     kData,   kYes},
   {Opcode::kRcSendMiddle,                  "RC_SEND_MIDDLE",                       kSend,              kMiddle, {},                     kData,   kYes},
@@ -296,7 +314,7 @@ inline constexpr auto kTable = std::to_array<OpcodeInfo>({
 
   {Opcode::kUdSendOnly,                    "UD_SEND_ONLY",                         kSend,              kOnly,   kDeth,                  kData,   kYes},
   {Opcode::kUdSendOnlyWithImmediate,       "UD_SEND_ONLY_WITH_IMMEDIATE",          kSend,              kOnly,   kDeth | kImmDt,         kData,   kYes},
-});
+}));
 // clang-format on
 
 // Row index of every opcode value; kNone for reserved values.
