@@ -78,8 +78,13 @@ int Status::to_errno() const {
 }
 
 std::string Status::to_string() const {
-  if (message_.empty()) return std::string(softib::to_string(code_));
-  return fmt::format("{}: {}", softib::to_string(code_), message_);
+  if (!message_) return std::string(softib::to_string(code_));
+  return fmt::format("{}: {}", softib::to_string(code_), *message_);
+}
+
+const std::string& Status::empty_message() {
+  static const auto* empty = new std::string();  // never destroyed: threads may outlive static destructors
+  return *empty;
 }
 
 }  // namespace softib

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -31,14 +32,15 @@ std::string_view to_string(Code code);
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message)
+      : code_(code), message_(message.empty() ? nullptr : std::make_shared<const std::string>(std::move(message))) {}
 
   // A Status for a failed system call: maps errno to the nearest Code and keeps the errno.
   static Status from_errno(int err, std::string_view context);
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
-  const std::string& message() const { return message_; }
+  const std::string& message() const { return message_ ? *message_ : empty_message(); }
   // The errno a C API returns for this status (0 when ok).
   int to_errno() const;
   // "InvalidArgument: qp is not in RTS"
@@ -47,9 +49,13 @@ class [[nodiscard]] Status {
   friend bool operator==(const Status& a, const Status& b) { return a.code_ == b.code_; }
 
  private:
+  static const std::string& empty_message();
+
   Code code_ = Code::kOk;
   int errno_ = 0;  // set only by from_errno
-  std::string message_;
+  // Null when there is none (every ok Status): an ok Status is built, returned and destroyed
+  // on every post and poll, and a std::string member made that cost more than the checks.
+  std::shared_ptr<const std::string> message_;
 };
 
 }  // namespace softib
