@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "base/log.hpp"
@@ -14,6 +15,13 @@ namespace softib::link {
 namespace {
 
 constexpr uint8_t kPortActive = 4;  // IBA PortState Active
+
+// Stores one field of a header, as the field's own type (named explicitly: a value of
+// another width does not compile silently), at its offset in the ring.
+template <class Field>
+void put_field(uint8_t* base, size_t offset, Field value) {
+  std::memcpy(base + offset, &value, sizeof value);
+}
 
 }  // namespace
 
@@ -139,21 +147,31 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
     return {};
   }
   const wire::MutByteSpan room = *reserved;
-  ShmFrameHeader fh{};
-  fh.slid = to.slid.value();
-  fh.dlid = to.dlid.value();
-  fh.sl = to.sl;
-  fh.packets = 1;
-  std::memcpy(room.data(), &fh, sizeof fh);
+  // The frame header's fields are stored straight into the ring, each once (put_field). A
+  // header built on the stack and copied in whole is read back as 8-byte words overlapping
+  // stores of other sizes: such a load cannot take its bytes from the stores still in
+  // flight, so it waits until every older store has left this core, including the previous
+  // frame's stores into a ring whose lines are still on their way from the peer's core.
+  // That serialised back-to-back frames on one cross-core transfer each.
+  uint8_t* fh = room.data();
+  put_field<decltype(ShmFrameHeader::slid)>(fh, offsetof(ShmFrameHeader, slid), to.slid.value());
+  put_field<decltype(ShmFrameHeader::dlid)>(fh, offsetof(ShmFrameHeader, dlid), to.dlid.value());
+  put_field<decltype(ShmFrameHeader::sl)>(fh, offsetof(ShmFrameHeader, sl), to.sl);
+  put_field<decltype(ShmFrameHeader::burst_mtu)>(fh, offsetof(ShmFrameHeader, burst_mtu), uint8_t{0});
+  put_field<decltype(ShmFrameHeader::packets)>(fh, offsetof(ShmFrameHeader, packets), uint16_t{1});
+  put_field<decltype(ShmFrameHeader::last_opcode)>(fh, offsetof(ShmFrameHeader, last_opcode), uint8_t{0});
+  put_field<decltype(ShmFrameHeader::last_flags)>(fh, offsetof(ShmFrameHeader, last_flags), uint8_t{0});
+  put_field<decltype(ShmFrameHeader::reserved)>(fh, offsetof(ShmFrameHeader, reserved), uint16_t{0});
+  put_field<decltype(ShmFrameHeader::last_ext)>(fh, offsetof(ShmFrameHeader, last_ext), uint32_t{0});
   building_at_ = room.data();
   if (to.global) {
-    ShmGrhFields g{};
-    std::memcpy(g.sgid, to.sgid.raw().data(), 16);
-    std::memcpy(g.dgid, to.dgid.raw().data(), 16);
-    g.flow_label = to.flow_label;
-    g.traffic_class = to.traffic_class;
-    g.hop_limit = to.hop_limit;
-    std::memcpy(room.data() + sizeof fh, &g, sizeof g);
+    uint8_t* g = room.data() + sizeof(ShmFrameHeader);
+    std::memcpy(g + offsetof(ShmGrhFields, sgid), to.sgid.raw().data(), 16);
+    std::memcpy(g + offsetof(ShmGrhFields, dgid), to.dgid.raw().data(), 16);
+    put_field<decltype(ShmGrhFields::flow_label)>(g, offsetof(ShmGrhFields, flow_label), to.flow_label);
+    put_field<decltype(ShmGrhFields::traffic_class)>(g, offsetof(ShmGrhFields, traffic_class), to.traffic_class);
+    put_field<decltype(ShmGrhFields::hop_limit)>(g, offsetof(ShmGrhFields, hop_limit), to.hop_limit);
+    std::memset(g + offsetof(ShmGrhFields, reserved), 0, sizeof(ShmGrhFields::reserved));
   }
   building_ = p;
   building_header_ = header;
@@ -166,19 +184,18 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   building_ = nullptr;
   if (p == nullptr) return;  // a lost frame
   if (burst.packets > 1) {
-    // The burst's fields go into the frame header written at reserve().
-    ShmFrameHeader fh;
-    std::memcpy(&fh, building_at_, sizeof fh);
-    fh.burst_mtu = burst.mtu;
-    fh.packets = burst.packets;
-    fh.last_opcode = burst.last_opcode;
-    fh.last_flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
-    fh.last_ext = burst.last_ext;
+    // The burst's fields go into the frame header written at reserve() (field by field, not
+    // read back: see reserve()).
+    uint8_t flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
     if (burst.by_reference) {
-      fh.last_flags |= kFrameByReference;
+      flags |= kFrameByReference;
       ++counters_.ref_frames_sent;
     }
-    std::memcpy(building_at_, &fh, sizeof fh);
+    put_field<decltype(ShmFrameHeader::burst_mtu)>(building_at_, offsetof(ShmFrameHeader, burst_mtu), burst.mtu);
+    put_field<decltype(ShmFrameHeader::packets)>(building_at_, offsetof(ShmFrameHeader, packets), burst.packets);
+    put_field<decltype(ShmFrameHeader::last_opcode)>(building_at_, offsetof(ShmFrameHeader, last_opcode), burst.last_opcode);
+    put_field<decltype(ShmFrameHeader::last_flags)>(building_at_, offsetof(ShmFrameHeader, last_flags), flags);
+    put_field<decltype(ShmFrameHeader::last_ext)>(building_at_, offsetof(ShmFrameHeader, last_ext), burst.last_ext);
   }
   p->writer->commit(building_header_ + len, building_kind_);
   ++counters_.frames_sent;

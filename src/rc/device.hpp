@@ -218,7 +218,7 @@ class Device {
   void duplicate_request(Qp& qp, const packet::TransportFrame& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   void flush_acks(Qp& qp);
-  void emit(Qp& qp, const OutJob& job);
+  void emit(Qp& qp, OutJob& job);  // runs `job` now (it may advance job.next) or queues a copy
   bool run_job(Qp& qp, OutJob& job);
   bool pump_output(Qp& qp);
 
