@@ -332,7 +332,7 @@ Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
 size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
   size_t n = cq->poll(out);
   if (n != 0) {
-    engine_->touch();
+    engine_->touch_sometimes();
     return n;
   }
   if (out.empty()) return n;
