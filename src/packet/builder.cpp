@@ -57,9 +57,7 @@ Result<const OpcodeInfo*> check(const TransportHeaders& h, size_t payload_len) {
 // transport_length().
 size_t encode_headers(const OpcodeInfo& info, const TransportHeaders& h, size_t payload_len, MutByteSpan out) {
   const size_t pad = pad_for(payload_len);
-  wire::Bth bth = h.bth;
-  bth.pad_count = static_cast<uint8_t>(pad);
-  bth.encode(out);
+  h.bth.encode(out, static_cast<uint8_t>(pad));  // (not a copy of h.bth with the pad set: see Bth::encode)
   for_each_ext_header([&](auto c) {
     constexpr ExtHeader e = decltype(c)::value;
     if (info.headers.has(e)) h.get<e>()->encode(out.subspan(info.offset(e)));

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "wire/bytes.hpp"
 #include "wire/field.hpp"
 #include "wire/parse_error.hpp"
 
@@ -72,10 +73,10 @@ struct Aeth {
     if (reserved_type || reserved_nak) return illegal(kName, kSyndrome, h.syndrome);
     return h;
   }
+  // One big-endian word (the layout of kFields; HeaderTest checks the two agree).
   void encode(MutByteSpan out) const {
-    SOFTIB_ASSERT(out.size() >= kLen);
-    set(out, kSyndrome, syndrome);
-    set(out, kMsn, msn);
+    SOFTIB_ASSERT(out.size() >= kLen && msn <= 0xFFFFFF);
+    store_be32(out.data(), uint32_t{syndrome} << 24 | msn);
   }
   friend bool operator==(const Aeth&, const Aeth&) = default;
 };

@@ -202,6 +202,22 @@ TEST(Bth, KnownBytesAndTransportVersion) {
   EXPECT_EQ(r.error().field, "TVer");
 }
 
+// The builder's PadCnt replaces the header's own, and only it.
+TEST(Bth, EncodeWithAnotherPadCount) {
+  TestRng rng;
+  for (int i = 0; i < 500; ++i) {
+    Bth h = random(rng, static_cast<Bth*>(nullptr));
+    const auto pad = static_cast<uint8_t>(rng.bits(2));
+    std::vector<uint8_t> buf(Bth::kLen, 0xFF);
+    h.encode(buf, pad);
+    auto back = Bth::decode(buf);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->pad_count, pad);
+    h.pad_count = pad;
+    EXPECT_EQ(*back, h);
+  }
+}
+
 TEST(Aeth, SyndromeKinds) {
   EXPECT_EQ(Aeth::ack(5, 3).kind(), AethKind::kAck);
   EXPECT_EQ(Aeth::ack(5, 3).credit_count(), 3);
