@@ -16,11 +16,29 @@ namespace {
 
 constexpr uint8_t kPortActive = 4;  // IBA PortState Active
 
-// Stores one field of a header, as the field's own type (named explicitly: a value of
-// another width does not compile silently), at its offset in the ring.
+// Stores a header's field as its own type (named explicitly: a value of another width does
+// not compile silently) at its offset in the ring.
 template <class Field>
 void put_field(uint8_t* base, size_t offset, Field value) {
   std::memcpy(base + offset, &value, sizeof value);
+}
+
+// Stores a frame header into the ring field by field. Not one copy of the whole struct: that
+// reads `h` back as 8-byte words over the narrower stores that built it, and such a load
+// cannot take its bytes from stores still in flight, so it waits until every older store
+// has left this core, including the previous frame's stores into a ring whose lines are
+// still on their way from the peer's core (back-to-back frames then went one cross-core
+// transfer at a time).
+void store_frame_header(uint8_t* at, const ShmFrameHeader& h) {
+  put_field<decltype(h.slid)>(at, offsetof(ShmFrameHeader, slid), h.slid);
+  put_field<decltype(h.dlid)>(at, offsetof(ShmFrameHeader, dlid), h.dlid);
+  put_field<decltype(h.sl)>(at, offsetof(ShmFrameHeader, sl), h.sl);
+  put_field<decltype(h.burst_mtu)>(at, offsetof(ShmFrameHeader, burst_mtu), h.burst_mtu);
+  put_field<decltype(h.packets)>(at, offsetof(ShmFrameHeader, packets), h.packets);
+  put_field<decltype(h.last_opcode)>(at, offsetof(ShmFrameHeader, last_opcode), h.last_opcode);
+  put_field<decltype(h.last_flags)>(at, offsetof(ShmFrameHeader, last_flags), h.last_flags);
+  put_field<decltype(h.reserved)>(at, offsetof(ShmFrameHeader, reserved), h.reserved);
+  put_field<decltype(h.last_ext)>(at, offsetof(ShmFrameHeader, last_ext), h.last_ext);
 }
 
 }  // namespace
@@ -147,22 +165,12 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
     return {};
   }
   const wire::MutByteSpan room = *reserved;
-  // The frame header's fields are stored straight into the ring, each once (put_field). A
-  // header built on the stack and copied in whole is read back as 8-byte words overlapping
-  // stores of other sizes: such a load cannot take its bytes from the stores still in
-  // flight, so it waits until every older store has left this core, including the previous
-  // frame's stores into a ring whose lines are still on their way from the peer's core.
-  // That serialised back-to-back frames on one cross-core transfer each.
-  uint8_t* fh = room.data();
-  put_field<decltype(ShmFrameHeader::slid)>(fh, offsetof(ShmFrameHeader, slid), to.slid.value());
-  put_field<decltype(ShmFrameHeader::dlid)>(fh, offsetof(ShmFrameHeader, dlid), to.dlid.value());
-  put_field<decltype(ShmFrameHeader::sl)>(fh, offsetof(ShmFrameHeader, sl), to.sl);
-  put_field<decltype(ShmFrameHeader::burst_mtu)>(fh, offsetof(ShmFrameHeader, burst_mtu), uint8_t{0});
-  put_field<decltype(ShmFrameHeader::packets)>(fh, offsetof(ShmFrameHeader, packets), uint16_t{1});
-  put_field<decltype(ShmFrameHeader::last_opcode)>(fh, offsetof(ShmFrameHeader, last_opcode), uint8_t{0});
-  put_field<decltype(ShmFrameHeader::last_flags)>(fh, offsetof(ShmFrameHeader, last_flags), uint8_t{0});
-  put_field<decltype(ShmFrameHeader::reserved)>(fh, offsetof(ShmFrameHeader, reserved), uint16_t{0});
-  put_field<decltype(ShmFrameHeader::last_ext)>(fh, offsetof(ShmFrameHeader, last_ext), uint32_t{0});
+  building_fh_ = ShmFrameHeader{};
+  building_fh_.slid = to.slid.value();
+  building_fh_.dlid = to.dlid.value();
+  building_fh_.sl = to.sl;
+  building_fh_.packets = 1;
+  store_frame_header(room.data(), building_fh_);
   building_at_ = room.data();
   if (to.global) {
     uint8_t* g = room.data() + sizeof(ShmFrameHeader);
@@ -184,18 +192,18 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   building_ = nullptr;
   if (p == nullptr) return;  // a lost frame
   if (burst.packets > 1) {
-    // The burst's fields go into the frame header written at reserve() (field by field, not
-    // read back: see reserve()).
-    uint8_t flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
+    // The burst's fields go into the frame header written at reserve().
+    ShmFrameHeader& fh = building_fh_;
+    fh.burst_mtu = burst.mtu;
+    fh.packets = burst.packets;
+    fh.last_opcode = burst.last_opcode;
+    fh.last_flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
+    fh.last_ext = burst.last_ext;
     if (burst.by_reference) {
-      flags |= kFrameByReference;
+      fh.last_flags |= kFrameByReference;
       ++counters_.ref_frames_sent;
     }
-    put_field<decltype(ShmFrameHeader::burst_mtu)>(building_at_, offsetof(ShmFrameHeader, burst_mtu), burst.mtu);
-    put_field<decltype(ShmFrameHeader::packets)>(building_at_, offsetof(ShmFrameHeader, packets), burst.packets);
-    put_field<decltype(ShmFrameHeader::last_opcode)>(building_at_, offsetof(ShmFrameHeader, last_opcode), burst.last_opcode);
-    put_field<decltype(ShmFrameHeader::last_flags)>(building_at_, offsetof(ShmFrameHeader, last_flags), flags);
-    put_field<decltype(ShmFrameHeader::last_ext)>(building_at_, offsetof(ShmFrameHeader, last_ext), burst.last_ext);
+    store_frame_header(building_at_, fh);
   }
   p->writer->commit(building_header_ + len, building_kind_);
   ++counters_.frames_sent;

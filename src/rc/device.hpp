@@ -134,10 +134,10 @@ class Device {
   // kHoldAckMinTimeout (or 0, none). A program that takes a completion and answers at once
   // then sends its reply ahead of the ACK: the peer finds the reply in the first line it
   // reads, and this process does not wait for the ACK's cache line to reach it before its
-  // next locked instruction (the 8-byte ping-pong's mean half round trip, with the
-  // engine's StepKind: 0.87 -> 0.65 us on far vCPUs). The next step flushes it: the application's next poll or post, or its engine
-  // once the application stops (at the end of its lease, at most link::kLeaseMaxNs), far
-  // inside any such timeout.
+  // next locked instruction (the 8-byte ping-pong's mean half round trip, with the engine's
+  // StepKind: 0.87 -> 0.65 us on far vCPUs). The next step flushes it: the application's
+  // next poll or post, or its engine once the application stops (at the end of its lease,
+  // at most link::kLeaseMaxNs), far inside any such timeout.
   enum class AckPolicy : uint8_t { kSendNow, kHoldOneStep };
   bool progress(AckPolicy acks = AckPolicy::kSendNow);
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
