@@ -28,7 +28,9 @@ class Clock {
   // A cheaper reading that may lag now() by up to coarse_resolution() and never leads it:
   // coarse_now() <= now() < coarse_now() + coarse_resolution(). For timers far from due.
   virtual TimePoint coarse_now() const { return now(); }
-  virtual Duration coarse_resolution() const { return Duration::zero(); }
+  // Zero: no coarse clock (coarse_now() is now()). Not virtual: the transport asks on every
+  // timer it arms and checks.
+  Duration coarse_resolution() const { return coarse_res_; }
 
   // A deadline at least `d` from now, read cheaply when `d` dwarfs the coarse clock's
   // resolution (late by at most one resolution: IBA timers are lower bounds).
@@ -43,6 +45,9 @@ class Clock {
     if (res != Duration::zero() && deadline > coarse_now() + res) return false;
     return now() >= deadline;
   }
+
+ protected:
+  Duration coarse_res_ = Duration::zero();
 };
 
 // CLOCK_MONOTONIC (40 ns a reading on these virtual machines); CLOCK_MONOTONIC_COARSE for the
@@ -52,11 +57,7 @@ class SteadyClock final : public Clock {
   SteadyClock();
   TimePoint now() const override;
   TimePoint coarse_now() const override;
-  Duration coarse_resolution() const override { return coarse_res_; }
   static SteadyClock& instance();
-
- private:
-  Duration coarse_res_;
 };
 
 // Virtual time: moves only when told to. Starts at `start` (default: the epoch).

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 namespace softib {
@@ -28,5 +29,15 @@ inline void copy_for_peer(void* dst, const void* src, size_t n) {
   else
     std::memcpy(dst, src, n);
 }
+
+// How large copies into a peer's ring go (SOFTIB_SHM_COPY). When the two cores share a cache
+// (the "near" vCPUs: a cross-core line transfer of 30-70 ns), ordinary stores leave the bytes
+// where the consumer finds them at once, and streaming them to memory would only slow both
+// sides; when they do not ("far": ~240 ns), streaming wins (above).
+enum class PeerCopy : uint8_t {
+  kStreaming,  // copy_for_peer(): non-temporal from kStreamingCopyMin up
+  kCached,     // memcpy
+  kAuto,       // by the measured distance to the consumer's core (link::ChannelWriter)
+};
 
 }  // namespace softib

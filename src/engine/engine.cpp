@@ -185,9 +185,9 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
 }
 
 bool Engine::post_inline() {
-  // The step first (a reply goes out now), the lease after it.
+  // The step first (a reply goes out now), the lease after it, at the time the step stamped.
   const bool ran = try_progress(StepKind::kPost);
-  touch();
+  touch_at(ran ? last_step_ticks_.load(std::memory_order_relaxed) : ticks());
   return ran;
 }
 
@@ -213,6 +213,11 @@ bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want) {
 
 uint64_t Engine::touch() {
   const uint64_t t = ticks();
+  touch_at(t);
+  return t;
+}
+
+void Engine::touch_at(uint64_t t) {
   if (shm_ != nullptr && t - lease_tsc_.load(std::memory_order_relaxed) >= kLeaseRefreshTicks) {
     lease_tsc_.store(t, std::memory_order_relaxed);
     shm_->inbox().hold_lease(link::monotonic_ns(), polling_since_ns_);
@@ -221,14 +226,13 @@ uint64_t Engine::touch() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) wake();
   }
-  return t;
 }
 
 bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   if (work_waiting()) {
     // A frame waits: the step first, the lease (and its time-stamp reading) after it.
     const bool ran = try_progress(StepKind::kPoll, cq, want);
-    touch();
+    touch_at(ran ? last_step_ticks_.load(std::memory_order_relaxed) : ticks());
     return ran;
   }
   const uint64_t t = touch();

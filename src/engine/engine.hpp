@@ -93,6 +93,9 @@ class Engine {
   // the lease. Cheap: the lease's shared line is written at most every few microseconds.
   // Returns the time-stamp ticks it read.
   uint64_t touch();
+  // touch() at `t`, a reading of the time-stamp counter taken moments ago (a step's end
+  // stamp: one reading is ~11 ns here, and a post or a poll would otherwise take two).
+  void touch_at(uint64_t t);
   // The same, every kTouchEvery calls: for a poll that found completions, whose caller
   // takes them at once (the time-stamp counter costs ~11 ns a reading here). A thread that
   // keeps finding completions refreshes the lease every few microseconds at most; one that

@@ -1,5 +1,7 @@
 #include "link/shm_channel.hpp"
 
+#include <time.h>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -22,6 +24,14 @@ bool has_prefetchw() {
 #endif
 }
 
+// CLOCK_MONOTONIC through the vDSO: its counter read is ordered after earlier loads, so a
+// load between two readings is timed whole.
+uint64_t clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 }  // namespace
 
 void ChannelWriter::prefetch_for_write(uint64_t from, uint64_t to) const {
@@ -37,9 +47,23 @@ void ChannelWriter::prefetch_for_write(uint64_t from, uint64_t to) const {
 #endif
 }
 
+void ChannelWriter::note_head_transfer(uint64_t ns) {
+  if (ns < kNearNs) ++distance_near_;
+  if (++distance_samples_ == kDistanceWindow) {
+    near_ = distance_near_ > kDistanceWindow / 2;
+    distance_samples_ = 0;
+    distance_near_ = 0;
+  }
+}
+
 bool ChannelWriter::room_for(uint64_t bytes) {
   if (mem_.capacity() - (tail_ - head_cache_) >= bytes) return true;
-  head_cache_ = mem_.control().head.load(std::memory_order_acquire);
+  // Timed (consumer_near()): the clock's second reading waits for the load to complete.
+  const uint64_t t0 = clock_ns();
+  const uint64_t head = mem_.control().head.load(std::memory_order_acquire);
+  const uint64_t t1 = clock_ns();
+  if (head != head_cache_) note_head_transfer(t1 - t0);
+  head_cache_ = head;
   return mem_.capacity() - (tail_ - head_cache_) >= bytes;
 }
 

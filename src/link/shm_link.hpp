@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/copy.hpp"
 #include "base/result.hpp"
 #include "link/doorbell.hpp"
 #include "link/shm_directory.hpp"
@@ -71,6 +72,8 @@ struct ShmLinkCounters {
   uint64_t reclaimed = 0;        // channels freed after their sender died
   uint64_t ref_frames_sent = 0;  // bursts whose payload went by reference
   uint64_t ref_refused = 0;      // by-reference frames from a sender whose memory this process cannot read (lost)
+  uint64_t copies_cached = 0;    // large payload copies made with ordinary stores (PeerCopy)
+  uint64_t copies_streamed = 0;  // ... and with non-temporal stores
 };
 
 inline constexpr uint8_t kFrameByReference = 4;  // ShmFrameHeader.last_flags: the payload is named, not carried
@@ -105,6 +108,9 @@ class ShmLink final : public rc::FrameSink {
   // ring that the two cores make in parallel (20+ GB/s); it saves the sender's CPU.
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
   void set_references(bool on) { references_ = on; }
+  // Large payload copies into a peer's ring (base/copy.hpp PeerCopy; default kAuto).
+  void copy_payload(uint8_t* dst, const uint8_t* src, size_t n) override;
+  void set_peer_copy(PeerCopy mode) { peer_copy_ = mode; }
 
   // ---- in ----
   // Feeds up to `budget` waiting frames to the device, and stops early once `until` (if
@@ -166,6 +172,7 @@ class ShmLink final : public rc::FrameSink {
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
   bool references_ = false;
+  PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
   ShmLinkCounters counters_;
 };

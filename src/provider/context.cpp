@@ -41,6 +41,16 @@ size_t burst_bytes(uint32_t ring) {
   return std::min<size_t>(n, ring / 4);
 }
 
+// SOFTIB_SHM_COPY: how large payloads are copied into a peer's ring (base/copy.hpp PeerCopy).
+PeerCopy peer_copy() {
+  const char* v = std::getenv("SOFTIB_SHM_COPY");
+  if (v == nullptr || std::strcmp(v, "auto") == 0) return PeerCopy::kAuto;
+  if (std::strcmp(v, "stream") == 0) return PeerCopy::kStreaming;
+  if (std::strcmp(v, "cached") == 0) return PeerCopy::kCached;
+  log(LogLevel::kWarn, "verbs", "SOFTIB_SHM_COPY={} is not auto, stream or cached; using auto", v);
+  return PeerCopy::kAuto;
+}
+
 verbs::Mtu mtu_of(uint8_t code, verbs::Mtu fallback) {
   return verbs::mtu_valid(code) ? static_cast<verbs::Mtu>(code) : fallback;
 }
@@ -126,6 +136,7 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->shm_->set_max_burst_bytes(burst_bytes(ring_bytes()));
   // Single copy between processes with SOFTIB_SHM_CMA=1 (src/link/shm_link.hpp says why not by default).
   if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr && std::strcmp(v, "1") == 0) c->shm_->set_references(true);
+  c->shm_->set_peer_copy(peer_copy());
   c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/assert.hpp"
+#include "base/copy.hpp"
 #include "base/gid.hpp"
 #include "base/ids.hpp"
 #include "wire/bytes.hpp"
@@ -82,6 +83,11 @@ class FrameSink {
   virtual void commit_burst(size_t /*len*/, const Burst& /*burst*/) {
     SOFTIB_ASSERT_MSG(false, "commit_burst on a link without segmentation offload");
   }
+
+  // Copies `n` payload bytes into the reserved frame. The transport calls it for copies of
+  // kStreamingCopyMin bytes or more (smaller ones are a memcpy); a link whose frames another
+  // core reads next chooses how (base/copy.hpp).
+  virtual void copy_payload(uint8_t* dst, const uint8_t* src, size_t n) { copy_for_peer(dst, src, n); }
 
   // reserve + copy + commit, for frames built elsewhere. False when the sink refused it.
   bool send(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) {

@@ -91,6 +91,23 @@ TEST(ShmChannel, AFullRingRefusesUntilTheConsumerPublishes) {
   EXPECT_TRUE(w.reserve(100));
 }
 
+TEST(ShmChannel, TheConsumersDistanceIsTheMajorityOfAWindowOfHeadTransfers) {
+  Ring ring(4096);
+  ChannelWriter w(ring.mem, 0);
+  EXPECT_FALSE(w.consumer_near()) << "far until measured: streaming copies are the safe default";
+  const uint64_t near = ChannelWriter::kNearNs - 1, far = ChannelWriter::kNearNs + 100;
+  for (uint32_t i = 0; i + 1 < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(near);
+  EXPECT_FALSE(w.consumer_near()) << "judged once a whole window is in";
+  w.note_head_transfer(near);
+  EXPECT_TRUE(w.consumer_near());
+  // Half near, half far is no majority: far again.
+  for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(i % 2 == 0 ? near : far);
+  EXPECT_FALSE(w.consumer_near());
+  // A few slow loads (an interrupt, a preempted vCPU) do not outvote the rest.
+  for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(i < 3 ? 50'000 : near);
+  EXPECT_TRUE(w.consumer_near());
+}
+
 TEST(ShmChannel, AnUncommittedReservationIsReservedAgain) {
   Ring ring(4096);
   ChannelWriter w(ring.mem, 0);

@@ -283,6 +283,32 @@ TEST_F(ShmLinkTest, BurstsCarryWritesReadsAndSendsWhole) {
   EXPECT_EQ(b->device.counters().bursts_taken_apart, 0u) << "writes and sends are taken whole";
 }
 
+TEST_F(ShmLinkTest, LargeCopiesGoAsTheCopyModeSays) {
+  for (PeerCopy mode : {PeerCopy::kStreaming, PeerCopy::kCached, PeerCopy::kAuto}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    build(64 * 1024, 16 * 1024);  // a small ring: the writer finds it full and reloads the head often
+    a->link.set_peer_copy(mode);
+    for (size_t i = 0; i < 1000003; ++i) a->buffer[i] = static_cast<uint8_t>(i * 7 + static_cast<size_t>(mode));
+    post(*a, WrOpcode::kRdmaWrite, 0, 1000003, b->addr(0));
+    EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+    EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 1000003), 0);
+    const ShmLinkCounters& c = a->link.counters();
+    EXPECT_GE(c.copies_cached + c.copies_streamed, 1000003u / 16384) << "a copy per burst";
+    if (mode == PeerCopy::kStreaming) {
+      EXPECT_EQ(c.copies_cached, 0u);
+    }
+    if (mode == PeerCopy::kCached) {
+      EXPECT_EQ(c.copies_streamed, 0u);
+    }
+    if (mode == PeerCopy::kAuto) {
+      // The consumer is this very thread, as near as a consumer gets: after the first window
+      // of head reloads the copies are ordinary ones.
+      EXPECT_GT(c.copies_streamed, 0u) << "far until measured";
+      EXPECT_GT(c.copies_cached, 0u);
+    }
+  }
+}
+
 TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   build(1 << 20, 16 * 1024);
   a->link.set_references(true);
