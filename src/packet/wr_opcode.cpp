@@ -41,6 +41,27 @@ constexpr bool table_is_consistent() {
 }
 static_assert(table_is_consistent());
 
+constexpr bool no_opcode_is_the_empty_mark() {
+  for (const OpcodeInfo& row : kOpcodeTable)
+    if (static_cast<uint8_t>(row.opcode) == wr_table_detail::kNoOpcode) return false;
+  return true;
+}
+static_assert(no_opcode_is_the_empty_mark(), "the requester table marks a missing opcode with an assigned one");
+
+// The precomputed table answers as the search does, for every QP type, WR opcode and position.
+constexpr bool table_matches_search() {
+  for (size_t q = 0; q < wr_table_detail::kQpTypes; ++q)
+    for (size_t o = 0; o < wr_table_detail::kWrOpcodes; ++o)
+      for (size_t p = 0; p < wr_table_detail::kPositions; ++p) {
+        const auto qp = static_cast<QpType>(q);
+        const auto op = static_cast<WrOpcode>(o);
+        const auto pos = static_cast<Position>(p);
+        if (requester_opcode(qp, op, pos) != wr_table_detail::search_requester_opcode(qp, op, pos)) return false;
+      }
+  return true;
+}
+static_assert(table_matches_search());
+
 using enum QpType;
 using enum WrOpcode;
 using enum Position;
