@@ -92,6 +92,14 @@ Context::Context(DeviceInfo info, verbs::EventFd async_fd) : info_(std::move(inf
 
 Context::~Context() {
   if (engine_) engine_->stop();
+  if (shm_) {
+    // What the link did, for a user asking why a transfer ran as it did (SOFTIB_LOG=debug).
+    const link::ShmLinkCounters& c = shm_->counters();
+    log(LogLevel::kDebug, "verbs",
+        "{}: shared-memory link: {} frames sent, {} received, {} refused (ring full); large copies {} cached, {} "
+        "streamed (base/copy.hpp PeerCopy)",
+        info_.name, c.frames_sent, c.frames_received, c.refused, c.copies_cached, c.copies_streamed);
+  }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }
 
