@@ -23,9 +23,12 @@ inline constexpr size_t kStreamingCopyMin = 4 * 1024;
 // bytes) is ordered after them, as after a memcpy. Falls back to memcpy off x86-64.
 void copy_streaming(void* dst, const void* src, size_t n);
 
-inline void copy_for_peer(void* dst, const void* src, size_t n) {
+// The copy below kStreamingCopyMin is memcpy; from there on it is `large(dst, src, n)`:
+// copy_streaming, or memcpy where the consumer's core shares this one's cache (PeerCopy).
+template <class Large>
+void copy_for_peer(void* dst, const void* src, size_t n, Large&& large) {
   if (n >= kStreamingCopyMin)
-    copy_streaming(dst, src, n);
+    large(dst, src, n);
   else
     std::memcpy(dst, src, n);
 }
@@ -37,7 +40,7 @@ inline void copy_for_peer(void* dst, const void* src, size_t n) {
 // ordinary copies. When they do not ("far": ~240 ns), streaming wins (above): far, ordinary
 // copies gave 22-23 GB/s against 26-28.
 enum class PeerCopy : uint8_t {
-  kStreaming,  // copy_for_peer(): non-temporal from kStreamingCopyMin up
+  kStreaming,  // copy_streaming() from kStreamingCopyMin up
   kCached,     // memcpy
   kAuto,       // by the measured distance to the consumer's core (link::ChannelWriter)
 };

@@ -185,9 +185,9 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
 }
 
 bool Engine::post_inline() {
-  // The step first (a reply goes out now), the lease after it, at the time the step stamped.
+  // The step first (a reply goes out now), the lease after it.
   const bool ran = try_progress(StepKind::kPost);
-  touch_at(ran ? last_step_ticks_.load(std::memory_order_relaxed) : ticks());
+  touch_after_step(ran);
   return ran;
 }
 
@@ -211,6 +211,11 @@ bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want) {
   return true;
 }
 
+void Engine::touch_after_step(bool ran) {
+  // The step's end stamp when this thread ran it: one time-stamp reading fewer.
+  touch_at(ran ? last_step_ticks_.load(std::memory_order_relaxed) : ticks());
+}
+
 uint64_t Engine::touch() {
   const uint64_t t = ticks();
   touch_at(t);
@@ -232,7 +237,7 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   if (work_waiting()) {
     // A frame waits: the step first, the lease (and its time-stamp reading) after it.
     const bool ran = try_progress(StepKind::kPoll, cq, want);
-    touch_at(ran ? last_step_ticks_.load(std::memory_order_relaxed) : ticks());
+    touch_after_step(ran);
     return ran;
   }
   const uint64_t t = touch();

@@ -126,6 +126,7 @@ class Engine {
   bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
   void wake();
   void pace_sleeper_barrier();  // engine thread, before each sleep
+  void touch_after_step(bool ran);  // the lease after a step this thread tried (touch_at)
   bool work_waiting() const;
 
   rc::Device& device_;

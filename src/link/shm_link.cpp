@@ -187,14 +187,14 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   return room.subspan(header, len);
 }
 
-void ShmLink::copy_payload(uint8_t* dst, const uint8_t* src, size_t n) {
+void ShmLink::copy_large(void* dst, const void* src, size_t n) {
   bool cached = peer_copy_ == PeerCopy::kCached;
   if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) cached = building_->writer->consumer_near();
   ++(cached ? counters_.copies_cached : counters_.copies_streamed);
   if (cached)
     std::memcpy(dst, src, n);
   else
-    copy_for_peer(dst, src, n);
+    copy_streaming(dst, src, n);
 }
 
 void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {

@@ -108,8 +108,7 @@ class ShmLink final : public rc::FrameSink {
   // ring that the two cores make in parallel (20+ GB/s); it saves the sender's CPU.
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
   void set_references(bool on) { references_ = on; }
-  // Large payload copies into a peer's ring (base/copy.hpp PeerCopy; default kAuto).
-  void copy_payload(uint8_t* dst, const uint8_t* src, size_t n) override;
+  // How large payload copies go into a peer's ring (base/copy.hpp PeerCopy; default kAuto).
   void set_peer_copy(PeerCopy mode) { peer_copy_ = mode; }
 
   // ---- in ----
@@ -127,6 +126,9 @@ class ShmLink final : public rc::FrameSink {
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
   const ShmLinkCounters& counters() const { return counters_; }
+
+ protected:
+  void copy_large(void* dst, const void* src, size_t n) override;
 
  private:
   struct Peer {

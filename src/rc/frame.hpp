@@ -84,10 +84,18 @@ class FrameSink {
     SOFTIB_ASSERT_MSG(false, "commit_burst on a link without segmentation offload");
   }
 
-  // Copies `n` payload bytes into the reserved frame. The transport calls it for copies of
-  // kStreamingCopyMin bytes or more (smaller ones are a memcpy); a link whose frames another
-  // core reads next chooses how (base/copy.hpp).
-  virtual void copy_payload(uint8_t* dst, const uint8_t* src, size_t n) { copy_for_peer(dst, src, n); }
+  // Copies `n` payload bytes into the reserved frame: small ones with memcpy, large ones
+  // (kStreamingCopyMin and up) as the link chooses (copy_large; base/copy.hpp).
+  void copy_payload(uint8_t* dst, const uint8_t* src, size_t n) {
+    copy_for_peer(dst, src, n, [this](void* d, const void* s, size_t k) { copy_large(d, s, k); });
+  }
+
+ protected:
+  // A large payload copy: non-temporal by default; a link whose frames another core reads
+  // next may choose per peer.
+  virtual void copy_large(void* dst, const void* src, size_t n) { copy_streaming(dst, src, n); }
+
+ public:
 
   // reserve + copy + commit, for frames built elsewhere. False when the sink refused it.
   bool send(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) {

@@ -64,11 +64,7 @@ bool Device::gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t l
     return true;
   }
   return for_each_piece(qp, w, offset, len, [&](const uint8_t* src, uint64_t n) {
-    // `out` is a frame the peer's core reads next: the link chooses how large copies go.
-    if (n >= kStreamingCopyMin)
-      sink_.copy_payload(out, src, n);
-    else
-      std::memcpy(out, src, n);
+    sink_.copy_payload(out, src, n);  // `out` is a frame the peer's core reads next
     out += n;
     return true;
   });

@@ -545,10 +545,7 @@ bool Device::run_job(Qp& qp, OutJob& job) {
       else
         h.aeth.reset();
       packet::write_transport_headers(info, h, mtu, out);
-      if (bytes >= kStreamingCopyMin)
-        sink_.copy_payload(out.data() + info.header_length(), base + off, bytes);  // the link chooses how
-      else
-        std::memcpy(out.data() + info.header_length(), base + off, bytes);
+      sink_.copy_payload(out.data() + info.header_length(), base + off, bytes);
       Burst b;
       b.packets = static_cast<uint16_t>(k);
       b.mtu = static_cast<uint8_t>(qp.attr_.path_mtu);
