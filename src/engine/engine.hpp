@@ -102,6 +102,7 @@ class Engine {
   // polls rarely lets it lapse, and the engine takes over, as it should.
   void touch_sometimes();
   static constexpr uint32_t kTouchEvery = 16;
+  static constexpr uint32_t kIdlePollsPerTick = 8;
   // An application thread stops polling (it is about to block): the engine takes over at once.
   void release_lease();
   // Sends the ACKs an application step held back (rc::Device::AckPolicy), if the device is
@@ -151,6 +152,7 @@ class Engine {
   std::atomic<uint64_t> polling_since_ns_{0};
   std::atomic<uint64_t> last_step_ticks_{0};  // when the last step ended (ticks)
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
+  std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
   // Engine thread: sleeps in the current window of pace_sleeper_barrier().
   uint32_t sleeps_in_window_ = 0;
   std::chrono::steady_clock::time_point window_start_{};

@@ -192,5 +192,33 @@ TEST_F(EngineTest, IdleEnginesSleep) {
   EXPECT_GT(a.engine->counters().steps + b.engine->counters().steps, steps);
 }
 
+// An application thread that only polls (its engine stopped, its CQ empty) still runs the
+// idle steps that send what a step held back: here the ACK of a SEND it took, without which
+// the sender's WR never completes. Empty polls read the clock one time in kIdlePollsPerTick.
+TEST_F(EngineTest, AThreadThatOnlyPollsStillSendsWhatAStepHeldBack) {
+  a.engine->stop();
+  a.post_recv(0, 64);
+  SendWr wr;
+  wr.send_flags = send_flag::kSignaled | send_flag::kInline;
+  uint32_t v = 7;
+  Sge s{reinterpret_cast<uint64_t>(&v), 4, LKey(0)};
+  wr.sg_list = {&s, 1};
+  b.post(wr);
+  // a's first polls take the SEND (its ACK held: an application step) ...
+  WorkCompletion wc{};
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (a.cq->poll({&wc, 1}) == 0 && std::chrono::steady_clock::now() < limit) a.engine->poll_inline(a.cq, 1);
+  ASSERT_EQ(wc.status, WcStatus::kSuccess);
+  ASSERT_EQ(wc.opcode, WcOpcode::kRecv);
+  // ... and its later empty polls send the ACK: b's SEND completes.
+  while (b.cq->poll({&wc, 1}) == 0 && std::chrono::steady_clock::now() < limit) a.engine->poll_inline(a.cq, 1);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(wc.opcode, WcOpcode::kSend);
+  // Sent by an idle step, not drawn out by a retransmission (b's timeout: 67 ms).
+  std::lock_guard lock(b.device.lock());
+  EXPECT_EQ(b.device.counters().timeouts, 0u);
+  EXPECT_EQ(b.device.counters().retransmits, 0u);
+}
+
 }  // namespace
 }  // namespace softib::engine
