@@ -21,18 +21,6 @@ struct ClockBase {
 };
 using TimePoint = ClockBase::time_point;
 
-// A cheap count of time for bounds that may run early but never late: the time-stamp
-// counter where there is one (~11 ns a reading here, against ~30 ns for CLOCK_MONOTONIC),
-// else the steady clock's nanoseconds. Taken as one tick per nanosecond at most, it
-// overstates the time passed (no time-stamp counter here runs under 1 GHz).
-inline uint64_t cheap_ticks() {
-#if defined(__x86_64__)
-  return __builtin_ia32_rdtsc();
-#else
-  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
-
 class Clock {
  public:
   virtual ~Clock() = default;

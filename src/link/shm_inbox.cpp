@@ -113,25 +113,8 @@ bool ShmInbox::needs_doorbell() const {
     std::atomic_thread_fence(std::memory_order_seq_cst);
   if (header().sleeping.load(std::memory_order_relaxed) == 0) return false;
   const uint64_t lease = header().lease_ns.load(std::memory_order_relaxed);
-  if (lease != 0 && lease_in_force(lease)) return false;
+  if (lease != 0 && monotonic_ns() < lease) return false;
   return header().rung.exchange(1, std::memory_order_acq_rel) == 0;
-}
-
-// Whether `lease` (monotonic ns) is still ahead. A receiver whose application polls sleeps
-// under a lease for as long as it polls, so a sender asks this for every frame it sends
-// there: the clock (~30 ns here, a third of a small send's whole cost) is read once per lease
-// value, and until the value changes the time-stamp counter bounds the time passed since,
-// counting a tick as a nanosecond (cheap_ticks), which overstates it. The lease may so look
-// over early, then the clock is read again; never late, so no doorbell is missed.
-bool ShmInbox::lease_in_force(uint64_t lease) const {
-  const uint64_t t = cheap_ticks();
-  if (lease == lease_seen_ && t - lease_seen_ticks_ < lease_seen_left_) return true;
-  const uint64_t now = monotonic_ns();
-  if (now >= lease) return false;
-  lease_seen_ = lease;
-  lease_seen_ticks_ = t;
-  lease_seen_left_ = lease - now;
-  return true;
 }
 
 void ShmInbox::take_lease(uint64_t now_ns, uint64_t length_ns) const {

@@ -45,7 +45,6 @@
 #include <cstdint>
 #include <optional>
 
-#include "base/clock.hpp"
 #include "base/result.hpp"
 #include "link/shm_channel.hpp"
 #include "link/shm_region.hpp"
@@ -153,14 +152,8 @@ class ShmInbox {
 
  private:
   explicit ShmInbox(ShmRegion region) : region_(std::move(region)) {}
-  bool lease_in_force(uint64_t lease) const;
   ShmRegion region_;
   bool sender_registered_ = false;  // sender side: registered for the owner's membarrier
-  // Sender side (needs_doorbell): the last lease the clock said was in force, when
-  // (cheap_ticks) and how many ns it had left then.
-  mutable uint64_t lease_seen_ = 0;
-  mutable uint64_t lease_seen_ticks_ = 0;
-  mutable uint64_t lease_seen_left_ = 0;
 };
 
 constexpr size_t inbox_bytes(uint32_t channels, uint32_t capacity) {

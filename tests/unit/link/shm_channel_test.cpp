@@ -279,28 +279,6 @@ TEST(ShmInbox, TheDoorbellRingsOnlyForASleeperWithoutAPoller) {
   EXPECT_TRUE(inbox->needs_doorbell()) << "a new sleep, a new ring";
 }
 
-// A sender reads the clock once per lease value (ShmInbox::lease_in_force): the same value,
-// once run out, must still be seen as over.
-TEST(ShmInbox, ALeaseSeenInForceIsSeenOverOnceItRunsOut) {
-  auto inbox = ShmInbox::create(1, 1, 1, 4096);
-  ASSERT_TRUE(inbox.ok());
-  inbox->sleep_begin();
-  inbox->take_lease(monotonic_ns(), 2'000'000);
-  const uint64_t lease = inbox->lease_until();
-  for (int i = 0; i < 100; ++i) ASSERT_FALSE(inbox->needs_doorbell()) << "in force";
-  while (monotonic_ns() < lease) {
-  }
-  ASSERT_EQ(inbox->lease_until(), lease) << "the value the sender saw in force";
-  EXPECT_TRUE(inbox->needs_doorbell()) << "run out: nobody polls";
-  // A new lease in force again, then one already over on arrival.
-  inbox->sleep_end();
-  inbox->sleep_begin();
-  inbox->take_lease(monotonic_ns(), kLeaseMinNs);
-  EXPECT_FALSE(inbox->needs_doorbell());
-  inbox->header().lease_ns.store(monotonic_ns() - 1);
-  EXPECT_TRUE(inbox->needs_doorbell());
-}
-
 // The wake-up protocol under stress, across processes: a sender in a child process sends one
 // record at a time, at random moments, while the owner keeps going to sleep; every record must
 // be found at once or wake the owner through the doorbell. A lost wake-up shows as a sleep that
