@@ -51,6 +51,7 @@ void ChannelWriter::note_head_transfer(uint64_t ns) {
   if (ns < kNearNs) ++distance_near_;
   if (++distance_samples_ == kDistanceWindow) {
     near_ = distance_near_ > kDistanceWindow / 2;
+    ++(near_ ? windows_near_ : windows_far_);
     distance_samples_ = 0;
     distance_near_ = 0;
   }

@@ -133,6 +133,10 @@ class ChannelWriter {
   static constexpr uint64_t kNearNs = 110;
   // One timed head load (for tests): `ns` is what it took.
   void note_head_transfer(uint64_t ns);
+  // Windows judged so far, each way (diagnostics: a run whose large copies all went one way
+  // says here whether it was measured so, or never measured).
+  uint32_t windows_near() const { return windows_near_; }
+  uint32_t windows_far() const { return windows_far_; }
 
  private:
   bool room_for(uint64_t bytes);
@@ -144,6 +148,8 @@ class ChannelWriter {
   uint64_t reserved_at_ = UINT64_MAX;
   uint32_t distance_samples_ = 0;
   uint32_t distance_near_ = 0;  // samples in the window under kNearNs
+  uint32_t windows_near_ = 0;
+  uint32_t windows_far_ = 0;
   bool near_ = false;
 };
 

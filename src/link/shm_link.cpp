@@ -187,6 +187,16 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   return room.subspan(header, len);
 }
 
+std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {
+  std::pair<uint64_t, uint64_t> w{0, 0};
+  for (const auto& p : peers_) {
+    if (!p->writer) continue;
+    w.first += p->writer->windows_near();
+    w.second += p->writer->windows_far();
+  }
+  return w;
+}
+
 void ShmLink::copy_large(void* dst, const void* src, size_t n) {
   bool cached = peer_copy_ == PeerCopy::kCached;
   if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) cached = building_->writer->consumer_near();

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "base/copy.hpp"
@@ -126,6 +127,9 @@ class ShmLink final : public rc::FrameSink {
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
   const ShmLinkCounters& counters() const { return counters_; }
+  // The consumer-distance windows its channel writers have judged (ChannelWriter::windows_*),
+  // summed over the peers it writes to: {near, far}.
+  std::pair<uint64_t, uint64_t> distance_windows() const;
 
  protected:
   void copy_large(void* dst, const void* src, size_t n) override;

@@ -95,10 +95,12 @@ Context::~Context() {
   if (shm_) {
     // What the link did, for a user asking why a transfer ran as it did (SOFTIB_LOG=debug).
     const link::ShmLinkCounters& c = shm_->counters();
+    const auto [near, far] = shm_->distance_windows();
     log(LogLevel::kDebug, "verbs",
         "{}: shared-memory link: {} frames sent, {} received, {} refused (ring full); large copies {} cached, {} "
-        "streamed (base/copy.hpp PeerCopy)",
-        info_.name, c.frames_sent, c.frames_received, c.refused, c.copies_cached, c.copies_streamed);
+        "streamed (base/copy.hpp PeerCopy); consumer distance judged near {} times, far {} "
+        "(link/shm_channel.hpp consumer_near)",
+        info_.name, c.frames_sent, c.frames_received, c.refused, c.copies_cached, c.copies_streamed, near, far);
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }

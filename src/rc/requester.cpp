@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "base/copy.hpp"
@@ -20,10 +21,6 @@ namespace {
 
 bool is_read_or_atomic(WrOpcode op) {
   return op == WrOpcode::kRdmaRead || op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
-}
-
-uint32_t packets_for(uint64_t length, uint32_t mtu) {
-  return length == 0 ? 1 : static_cast<uint32_t>((length + mtu - 1) / mtu);
 }
 
 Position position_of(bool first, bool last) {
@@ -124,7 +121,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     req.send_offset = 0;
     w.first_psn = req.next_psn;
     const bool atomic = w.opcode == WrOpcode::kAtomicCmpAndSwp || w.opcode == WrOpcode::kAtomicFetchAndAdd;
-    w.last_psn = w.first_psn + (atomic ? 0 : packets_for(w.length, mtu) - 1);
+    w.last_psn = w.first_psn + (atomic ? 0 : verbs::packets_for(w.length, mtu) - 1);
     w.state = verbs::WqeState::kSending;
   }
   if (ud && w.length > mtu) {
@@ -165,7 +162,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     h.reth = wire::Reth{w.remote_addr + req.send_offset, w.rkey, static_cast<uint32_t>(rest)};
     if (!send_frame(to, h, {})) return SendResult::kBlocked;
     count_sent(req.next_psn);
-    req.next_psn += packets_for(rest, mtu);
+    req.next_psn += verbs::packets_for(rest, mtu);
     return finish();
   }
   if (w.opcode == WrOpcode::kAtomicCmpAndSwp || w.opcode == WrOpcode::kAtomicFetchAndAdd) {
@@ -194,7 +191,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     const bool by_reference = ref_cap >= 2 * mtu;
     const size_t cap = by_reference ? ref_cap : burst_cap;
     if (cap >= 2 * mtu && w.length - offset > mtu) {
-      uint64_t n = std::min<uint64_t>(packets_for(w.length - offset, mtu), cap / mtu);
+      uint64_t n = std::min<uint64_t>(verbs::packets_for(w.length - offset, mtu), cap >> std::countr_zero(mtu));
       if (rc) n = std::min<uint64_t>(n, kMaxUnackedPackets - static_cast<uint32_t>(Psn::distance(req.una, req.next_psn)));
       n = std::min<uint64_t>(n, 0xFFFF);
       if (n >= 2) {

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <mutex>
 
@@ -25,9 +26,6 @@ using wire::NakCode;
 
 namespace {
 
-uint32_t packets_for(uint64_t length, uint32_t mtu) {
-  return length == 0 ? 1 : static_cast<uint32_t>((length + mtu - 1) / mtu);
-}
 
 bool takes_receive_wqe(const packet::OpcodeInfo& info) {
   // IBA 9.7.5.1.x: a SEND consumes a receive WQE at its first packet; an RDMA WRITE with
@@ -432,10 +430,10 @@ Device::Exec Device::execute_read(Qp& qp, const packet::TransportFrame& p, bool 
       mrs_.resolve_remote(reth.rkey, qp.pd_, reth.va, reth.dma_len, verbs::access::kRemoteRead, &at) !=
           verbs::MemFault::kNone)
     return Exec::kNakAccess;
-  const uint32_t n = packets_for(reth.dma_len, verbs::mtu_bytes(qp.attr_.path_mtu));
+  const uint32_t n = verbs::packets_for(reth.dma_len, verbs::mtu_bytes(qp.attr_.path_mtu));
   r.msn = (r.msn + 1) & 0xFFFFFF;
   Resource& res = r.resources[r.resource_next];
-  r.resource_next = (r.resource_next + 1) % static_cast<uint32_t>(r.resources.size());
+  if (++r.resource_next == r.resources.size()) r.resource_next = 0;
   res = Resource{Resource::Kind::kRead, psn, psn + (n - 1), reth.va, reth.rkey, reth.dma_len, 0, r.msn};
   r.epsn = psn + n;
   send_read_responses(qp, res, psn, reth.va, reth.dma_len);
@@ -456,7 +454,7 @@ Device::Exec Device::execute_atomic(Qp& qp, const packet::TransportFrame& p) {
   const uint64_t original = do_atomic(at, cmp_swap, a.swap_add, a.compare);
   r.msn = (r.msn + 1) & 0xFFFFFF;
   Resource& res = r.resources[r.resource_next];
-  r.resource_next = (r.resource_next + 1) % static_cast<uint32_t>(r.resources.size());
+  if (++r.resource_next == r.resources.size()) r.resource_next = 0;
   res = Resource{Resource::Kind::kAtomic, psn, psn, a.va, a.rkey, 8, original, r.msn};
   r.epsn = psn + 1;
   send_atomic_ack(qp, res);
@@ -520,11 +518,11 @@ bool Device::run_job(Qp& qp, OutJob& job) {
     to_error(qp);
     return run_job(qp, job);
   }
-  const uint32_t n = packets_for(job.length, mtu);
+  const uint32_t n = verbs::packets_for(job.length, mtu);
   const size_t burst_cap = sink_.max_burst_bytes();
   while (job.next < n) {
     const uint32_t i = job.next;
-    const uint32_t k = burst_cap >= 2 * mtu ? std::min<uint32_t>({n - i, static_cast<uint32_t>(burst_cap / mtu), 0xFFFF}) : 1;
+    const uint32_t k = burst_cap >= 2 * mtu ? std::min<uint32_t>({n - i, static_cast<uint32_t>(burst_cap >> std::countr_zero(mtu)), 0xFFFF}) : 1;
     if (k >= 2) {
       // Segmentation offload (rc/frame.hpp): k responses in one frame.
       const bool first = i == 0, last = i + k == n;
@@ -615,7 +613,7 @@ void Device::duplicate_request(Qp& qp, const packet::TransportFrame& p) {
       if (res.kind != Resource::Kind::kRead || before(psn, res.first_psn) || before(res.last_psn, psn)) continue;
       const bool inside = reth.rkey == res.rkey && reth.va >= res.va && reth.dma_len <= res.length &&
                           reth.va - res.va <= res.length - reth.dma_len &&
-                          packets_for(reth.dma_len, mtu) <= static_cast<uint32_t>(Psn::distance(psn, res.last_psn)) + 1;
+                          verbs::packets_for(reth.dma_len, mtu) <= static_cast<uint32_t>(Psn::distance(psn, res.last_psn)) + 1;
       if (!inside) break;
       send_read_responses(qp, res, psn, reth.va, reth.dma_len);
       return;

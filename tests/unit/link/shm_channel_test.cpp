@@ -106,6 +106,8 @@ TEST(ShmChannel, TheConsumersDistanceIsTheMajorityOfAWindowOfHeadTransfers) {
   // A few slow loads (an interrupt, a preempted vCPU) do not outvote the rest.
   for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(i < 3 ? 50'000 : near);
   EXPECT_TRUE(w.consumer_near());
+  EXPECT_EQ(w.windows_near(), 2u) << "the windows judged, for the link's diagnostics";
+  EXPECT_EQ(w.windows_far(), 1u);
 }
 
 TEST(ShmChannel, AnUncommittedReservationIsReservedAgain) {
