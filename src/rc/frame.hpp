@@ -90,13 +90,6 @@ class FrameSink {
     copy_for_peer(dst, src, n, [this](void* d, const void* s, size_t k) { copy_large(d, s, k); });
   }
 
- protected:
-  // A large payload copy: non-temporal by default; a link whose frames another core reads
-  // next may choose per peer.
-  virtual void copy_large(void* dst, const void* src, size_t n) { copy_streaming(dst, src, n); }
-
- public:
-
   // reserve + copy + commit, for frames built elsewhere. False when the sink refused it.
   bool send(const FrameAddr& to, Qpn dest_qp, wire::ByteSpan transport) {
     wire::MutByteSpan out = reserve(to, dest_qp, transport.size());
@@ -105,6 +98,11 @@ class FrameSink {
     commit(transport.size());
     return true;
   }
+
+ protected:
+  // A large payload copy: non-temporal by default; a link whose frames another core reads
+  // next may choose per peer.
+  virtual void copy_large(void* dst, const void* src, size_t n) { copy_streaming(dst, src, n); }
 };
 
 // A sink that builds each frame in a buffer of its own and hands the finished bytes to

@@ -26,7 +26,6 @@ using wire::NakCode;
 
 namespace {
 
-
 bool takes_receive_wqe(const packet::OpcodeInfo& info) {
   // IBA 9.7.5.1.x: a SEND consumes a receive WQE at its first packet; an RDMA WRITE with
   // immediate data at its last.
