@@ -258,6 +258,9 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
 void Engine::release_lease() {
   if (shm_ == nullptr) return;
   lease_tsc_.store(0, std::memory_order_relaxed);
+  // None in force (never taken, dropped, or run out: the engine woke at its end by itself):
+  // nothing to hand over, and a kick would only wake an engine that sleeps as it should.
+  if (shm_->inbox().lease_until() <= link::monotonic_ns()) return;
   shm_->inbox().drop_lease();
   // The engine may be asleep until the lease would have run out: wake it to take over.
   kick();
@@ -274,11 +277,11 @@ void Engine::run() {
     // An application thread polling holds the lease: it drives the device itself (the inbox,
     // the timers, the requester), so the engine stays asleep instead of fighting it for the
     // device lock, and wakes when the lease runs out.
-    if (shm_ != nullptr) {
+    // A kick (pending_) is served by a step first, lease or not.
+    if (shm_ != nullptr && !pending_.load()) {
       const uint64_t lease = shm_->inbox().lease_until();
       const uint64_t now_ns = link::monotonic_ns();
       if (lease > now_ns) {
-        counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
         const uint64_t wait_ns = lease - now_ns;
         timespec ts{};
         ts.tv_sec = static_cast<time_t>(wait_ns / 1'000'000'000);
@@ -286,8 +289,13 @@ void Engine::run() {
         leased_sleep_.store(true, std::memory_order_relaxed);
         rung_.store(false);
         sleeping_.store(true);
-        pollfd p{doorbell_.fd(), POLLIN, 0};
-        if (::ppoll(&p, 1, &ts, nullptr) > 0) doorbell_.drain();
+        // Dekker with wake(): a kick that found sleeping_ still false (release_lease's, as it
+        // dropped the lease read above) set pending_ first, and is seen here.
+        if (!pending_.load() && !stop_.load()) {
+          counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
+          pollfd p{doorbell_.fd(), POLLIN, 0};
+          if (::ppoll(&p, 1, &ts, nullptr) > 0) doorbell_.drain();
+        }
         sleeping_.store(false);
         leased_sleep_.store(false, std::memory_order_relaxed);
         sleep_until_ns_.store(INT64_MAX);
@@ -326,6 +334,9 @@ void Engine::run() {
       shm_->housekeeping();
       last_housekeeping = now;
     }
+    // Leased (a kick was served above): the loop's top sleeps until the lease ends, without
+    // the sleeper's barrier that a sleep with senders ringing needs.
+    if (leased) continue;
 
     // Sleep until rung, the next timer, the end of the lease, or housekeeping.
     if (shm_ != nullptr) pace_sleeper_barrier();

@@ -103,7 +103,8 @@ class Engine {
   void touch_sometimes();
   static constexpr uint32_t kTouchEvery = 16;
   static constexpr uint32_t kIdlePollsPerTick = 8;
-  // An application thread stops polling (it is about to block): the engine takes over at once.
+  // An application thread stops polling (it is about to block in get_cq_event, or armed a CQ
+  // to wait for its event): the engine takes over at once. No-op when no lease is in force.
   void release_lease();
   // Sends the ACKs an application step held back (rc::Device::AckPolicy), if the device is
   // free. stop() and process exit (for every running engine) call it.
