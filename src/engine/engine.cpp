@@ -175,7 +175,10 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   }
   if (shm_ != nullptr && shm_->poll(device_, link::ShmLink::kPollBudget, cq, want) != 0) received = true;
   did |= received;
-  if (!sent_first || received) did |= device_.progress(acks);
+  // A post's step holds no ACK of its own: the requests it answers arrived after its post,
+  // which went out first (above). Only a poll's step holds, for the answer that follows it.
+  if (!sent_first || received)
+    did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow);
   if (hook_) hook_();
   if (did) bump(counters_.steps);
   // Stamped at the end: reading the time-stamp counter costs ~11 ns here, and before the

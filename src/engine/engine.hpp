@@ -78,8 +78,8 @@ class Engine {
   //   kPoll    a poll of an empty CQ: frames until that CQ holds what the caller asked for,
   //            then progress; ACKs held one step (rc::Device::AckPolicy), so an answer the
   //            application posts next goes out ahead of them
-  //   kPost    a post: progress first (the new work and the ACKs held from the last step go
-  //            out now), then the waiting frames, then progress again
+  //   kPost    a post: progress first (the new work, then the ACKs held from the last step),
+  //            then the waiting frames, then progress again (their ACKs go at once)
   enum class StepKind : uint8_t { kEngine, kPoll, kPost };
   // One device step now, if nobody else is running one. Returns whether it ran.
   bool try_progress(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);

@@ -127,9 +127,11 @@ class Device {
   // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
   void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
   // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and
-  // completes flushed work. Returns true when it did anything.
+  // completes flushed work. Returns true when it did anything. An ACK that is not held goes
+  // out ahead of the requests (a device acknowledges a request as it takes it, before its
+  // application can answer; programs that wait on one channel for both CQs count on that).
   //
-  // AckPolicy::kHoldOneStep (a step an application thread runs): a QP's coalesced ACK waits
+  // AckPolicy::kHoldOneStep (the step of an application's poll): a QP's coalesced ACK waits
   // for the next progress() call, on QPs whose local ACK timeout is at least
   // kHoldAckMinTimeout (or 0, none). A program that takes a completion and answers at once
   // then sends its reply ahead of the ACK: the peer finds the reply in the first line it

@@ -155,6 +155,36 @@ TEST_F(RcResponderProtocolHoldsAcks, ANakGoesOutAfterTheHeldAck) {
   EXPECT_TRUE(progress_holding().empty()) << "nothing left to send";
 }
 
+// A poll's step holds the ACK so that the answer the application posts next goes ahead of it
+// (the ping-pong's latency): the answer, then the ACK.
+TEST_F(RcResponderProtocolHoldsAcks, AHeldAckGoesBehindTheAnswerOfTheNextStep) {
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  EXPECT_TRUE(progress_holding().empty());
+  post_send(qp, 2, 0, 8);
+  const std::vector<Sent> sent = progress_holding();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly) << "the answer first";
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcAcknowledge);
+  EXPECT_EQ(sent[1].psn(), epsn());
+}
+
+// An ACK that is not held goes ahead of a request posted after its request arrived, as a
+// device sends it on taking the request: a program that waits on one channel for its send's
+// event and then for the reply's (perftest 4.5 ib_send_lat -e, one channel for both CQs) gets
+// them in that order. The engine's step, woken application posting while it took frames, sent
+// the request first, and the program read the reply's event as its send's.
+TEST_F(RcResponderProtocolHoldsAcks, AnAckGoesAheadOfRequestsPostedAfterItsRequestArrived) {
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  post_send(qp, 2, 0, 8);
+  const std::vector<Sent> sent = progress();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcAcknowledge) << "the ACK first";
+  EXPECT_EQ(sent[0].psn(), epsn());
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcSendOnly);
+}
+
 TEST_F(RcResponderProtocol, AQpWithAShortTimeoutNeverHasItsAckHeld) {
   ASSERT_LT(options.timeout, rc::kHoldAckMinTimeout);
   post_recv(qp, 1, 4096, 64);
