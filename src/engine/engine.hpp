@@ -152,6 +152,8 @@ class Engine {
   // Since when (monotonic ns) application threads have held the lease without a break.
   std::atomic<uint64_t> polling_since_ns_{0};
   std::atomic<uint64_t> last_step_ticks_{0};  // when the last step ended (ticks)
+  std::atomic<uint64_t> last_busy_ticks_{0};  // ... the last step that did something
+  std::atomic<uint64_t> last_stall_check_{0};  // when a step last ran ShmLink::wake_stalled
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
   std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
   // Engine thread: sleeps in the current window of pace_sleeper_barrier().

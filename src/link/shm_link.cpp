@@ -187,6 +187,20 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   return room.subspan(header, len);
 }
 
+void ShmLink::wake_stalled() {
+  for (auto& up : peers_) {
+    Peer& p = *up;
+    if (!p.writer) continue;
+    const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
+    // All read, or rung already while the peer has read nothing since (a peer that is gone
+    // or stuck is not rung on every call).
+    if (head == p.writer->position() || head == p.stalled_at) continue;
+    p.stalled_at = head;
+    ++counters_.stall_rings;
+    p.doorbell.ring();
+  }
+}
+
 std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {
   std::pair<uint64_t, uint64_t> w{0, 0};
   for (const auto& p : peers_) {

@@ -69,6 +69,7 @@ struct ShmLinkCounters {
   uint64_t lost_no_endpoint = 0; // no attached endpoint has the DLID or owns the QPN
   uint64_t lost_dead_peer = 0;   // the destination's process is gone, or it has no free channel
   uint64_t doorbells = 0;        // wake-ups sent to sleeping peers
+  uint64_t stall_rings = 0;      // wake-ups sent to peers that left records unread (wake_stalled)
   uint64_t malformed = 0;        // records this endpoint could not decode (dropped)
   uint64_t reclaimed = 0;        // channels freed after their sender died
   uint64_t ref_frames_sent = 0;  // bursts whose payload went by reference
@@ -123,6 +124,14 @@ class ShmLink final : public rc::FrameSink {
   bool ready() const;
   // Frees the channels whose senders died. REQUIRES: the device's lock.
   void housekeeping();
+  // Rings the doorbell of each peer that has not read all this link sent it, once per stall.
+  // For a caller that has sent nothing for a while and still waits (an application polling
+  // for the answer): the peer's application may hold its inbox's lease (it polled a moment
+  // ago) and yet have stopped reading (it spins on memory for an RDMA WRITE, as perftest's
+  // ib_write_lat does), and its engine then sleeps out the lease, up to kLeaseMaxNs, before
+  // it looks. Reads each peer's published head: a line the peer's core writes, so not for
+  // every step. REQUIRES: the device's lock.
+  void wake_stalled();
 
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
@@ -140,6 +149,7 @@ class ShmLink final : public rc::FrameSink {
     ShmInbox inbox;
     Doorbell doorbell;
     std::optional<ChannelWriter> writer;  // nullopt: no channel was free
+    uint64_t stalled_at = UINT64_MAX;     // the peer's head when wake_stalled() last rang it
   };
   struct Reader {
     uint64_t token = 0;

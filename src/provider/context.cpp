@@ -99,8 +99,9 @@ Context::~Context() {
     log(LogLevel::kDebug, "verbs",
         "{}: shared-memory link: {} frames sent, {} received, {} refused (ring full); large copies {} cached, {} "
         "streamed (base/copy.hpp PeerCopy); consumer distance judged near {} times, far {} "
-        "(link/shm_channel.hpp consumer_near)",
-        info_.name, c.frames_sent, c.frames_received, c.refused, c.copies_cached, c.copies_streamed, near, far);
+        "(link/shm_channel.hpp consumer_near); {} doorbells, {} of them to peers that left frames unread",
+        info_.name, c.frames_sent, c.frames_received, c.refused, c.copies_cached, c.copies_streamed, near, far,
+        c.doorbells + c.stall_rings, c.stall_rings);
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }

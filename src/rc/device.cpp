@@ -427,8 +427,8 @@ bool Device::progress(AckPolicy acks) {
     // the woken application posted while the step was still taking frames ahead of the ACK,
     // and the program's next event was the reply's: it read an empty CQ and failed (suite test
     // AnAckGoesAheadOfRequestsPostedAfterItsRequestArrived; compat ib_send_lat_events).
-    const bool hold = acks == AckPolicy::kHoldOneStep && (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout);
-    if (qp.resp_.ack_pending && !hold) {
+    if (qp.resp_.ack_pending &&
+        !(acks == AckPolicy::kHoldOneStep && (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))) {
       flush_acks(qp);
       did = true;
     }

@@ -155,6 +155,35 @@ TEST_P(Rc, OneSidedOperationsCompleteWhileTheTargetDoesNothing) {
                          a.buffer.begin() + (1 << 21)));
 }
 
+// B's application polled a moment ago (it holds its inbox's lease, so B's engine sleeps and
+// senders do not ring) and then stopped reading, as one that spins on memory for an RDMA
+// WRITE does (perftest's ib_write_lat). A, polling for the WRITE's completion, finds its frame
+// unread and rings B's engine (ShmLink::wake_stalled): the WRITE is served long before B's
+// lease runs out. Before, B's engine slept the lease out (ib_write_lat: 0.7 ms typical).
+TEST_P(Rc, AWriteIsServedWhileItsTargetHoldsTheLeaseButStoppedReading) {
+  std::array<WorkCompletion, 4> wc;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) ASSERT_EQ(b.ctx->poll_cq(b.rcq, wc), 0u);
+  const link::ShmLink* shm = b.ctx->shm_link();  // none on the loopback link, and no lease
+  const uint64_t lease_end = shm != nullptr ? shm->inbox().lease_until() : 0;
+  if (shm != nullptr) {
+    ASSERT_GT(lease_end, link::monotonic_ns()) << "B's polls hold the lease";
+  }
+  fill_pattern(a.buffer, 0, 4096, 23);
+  const Sge s = a.sge(0, 4096);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(8192), b.mr->rkey, 1)).ok());
+  size_t got = 0;
+  while (got == 0) got = a.ctx->poll_cq(a.scq, wc);  // A polls; B makes no call
+  const uint64_t done = link::monotonic_ns();
+  ASSERT_EQ(got, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 4096, b.buffer.begin() + 8192));
+  if (shm != nullptr) {
+    EXPECT_LT(done, lease_end) << "served before B's lease ran out";
+    EXPECT_GE(a.ctx->shm_link()->counters().stall_rings, 1u);
+  }
+}
+
 TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {
   // Two QPs from A and one from B itself hammer the same counter at B.
   rc::Qp* qa2 = create_qp(a, QpType::kRc);
