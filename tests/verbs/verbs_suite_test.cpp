@@ -31,6 +31,28 @@ class Rc : public VerbsSuite {
   }
   rc::Qp* qa = nullptr;
   rc::Qp* qb = nullptr;
+
+  // A QP of B whose receive CQ reports to a completion channel, connected to a new QP of A.
+  struct Channelled {
+    provider::CompChannel* ch = nullptr;
+    Cq* cq = nullptr;
+    rc::Qp* q = nullptr;  // A's
+    rc::Qp* p = nullptr;  // B's
+  };
+  void channelled(Channelled& c) {
+    auto ch = b.ctx->create_comp_channel();
+    ASSERT_TRUE(ch.ok());
+    auto cq = b.ctx->create_cq(64, nullptr, *ch);
+    ASSERT_TRUE(cq.ok());
+    c.ch = *ch;
+    c.cq = *cq;
+    c.q = create_qp(a, QpType::kRc);
+    QpInitAttr init;
+    init.cap = {16, 16, 1, 1, 0};
+    c.p = *b.ctx->create_qp(b.pd, b.scq, c.cq, nullptr, init, nullptr);
+    connect_one(a, c.q, b, c.p);
+    connect_one(b, c.p, a, c.q);
+  }
 };
 
 TEST_P(Rc, SendRecvAcrossSizes) {
@@ -323,38 +345,32 @@ TEST_P(Rc, CqOverrunRaisesAnAsyncEvent) {
 }
 
 TEST_P(Rc, CompletionChannelsArePollableFds) {
-  auto ch = b.ctx->create_comp_channel();
-  ASSERT_TRUE(ch.ok());
-  auto cq = b.ctx->create_cq(64, nullptr, *ch);
-  ASSERT_TRUE(cq.ok());
-  rc::Qp* q = create_qp(a, QpType::kRc);
-  QpInitAttr init;
-  init.cap = {16, 16, 1, 1, 0};
-  rc::Qp* p = *b.ctx->create_qp(b.pd, b.scq, *cq, nullptr, init, nullptr);
-  connect_one(a, q, b, p);
-  connect_one(b, p, a, q);
+  Channelled c;
+  channelled(c);
+  if (HasFatalFailure()) return;
+  auto& [ch, cq, q, p] = c;
   ASSERT_TRUE(post_recv(b, p, 1, {b.sge(0, 64)}).ok());
   ASSERT_TRUE(post_recv(b, p, 2, {b.sge(64, 64)}).ok());
   // Solicited only: an unsolicited send does not wake the channel, a solicited one does.
-  ASSERT_TRUE(b.ctx->req_notify_cq(*cq, true).ok());
+  ASSERT_TRUE(b.ctx->req_notify_cq(cq, true).ok());
   int ep = ::epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, (*ch)->fd(), &ev), 0) << "a real fd, as libibverbs' channels are";
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd(), &ev), 0) << "a real fd, as libibverbs' channels are";
   SendWr wr;
   const Sge s = a.sge(0, 8);
   wr.sg_list = {&s, 1};
   ASSERT_TRUE(post_send(a, q, wr).ok());
-  ASSERT_TRUE(wait_queued(*cq, 1));
+  ASSERT_TRUE(wait_queued(cq, 1));
   EXPECT_EQ(::epoll_wait(ep, &ev, 1, 50), 0) << "unsolicited: no event";
   wr.send_flags = send_flag::kSolicited;
   ASSERT_TRUE(post_send(a, q, wr).ok());
   EXPECT_EQ(::epoll_wait(ep, &ev, 1, 20000), 1) << "solicited: the fd becomes readable";
-  auto got = b.ctx->get_cq_event(*ch);
+  auto got = b.ctx->get_cq_event(ch);
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, *cq);
+  EXPECT_EQ(*got, cq);
   ::close(ep);
-  EXPECT_EQ(b.ctx->destroy_comp_channel(*ch).to_errno(), EBUSY) << "the CQ still uses it";
+  EXPECT_EQ(b.ctx->destroy_comp_channel(ch).to_errno(), EBUSY) << "the CQ still uses it";
 }
 
 // A program that polled for a while and then waits for its CQ's event on the channel's fd
@@ -362,43 +378,37 @@ TEST_P(Rc, CompletionChannelsArePollableFds) {
 // device over to the engine at once. Before, the engine slept on until the lease that the
 // polls took ran out, and the event came 4-5 ms after the send (shm, RoCE).
 TEST_P(Rc, AnArmedCqsEventDoesNotWaitForTheLease) {
-  auto ch = b.ctx->create_comp_channel();
-  ASSERT_TRUE(ch.ok());
-  auto cq = b.ctx->create_cq(64, nullptr, *ch);
-  ASSERT_TRUE(cq.ok());
-  rc::Qp* q = create_qp(a, QpType::kRc);
-  QpInitAttr init;
-  init.cap = {16, 16, 1, 1, 0};
-  rc::Qp* p = *b.ctx->create_qp(b.pd, b.scq, *cq, nullptr, init, nullptr);
-  connect_one(a, q, b, p);
-  connect_one(b, p, a, q);
+  Channelled c;
+  channelled(c);
+  if (HasFatalFailure()) return;
+  auto& [ch, cq, q, p] = c;
   ASSERT_TRUE(post_recv(b, p, 1, {b.sge(0, 64)}).ok());
   // Polls of the empty CQ for 20 ms: the lease stretches to its longest (link::lease_length).
   std::array<WorkCompletion, 4> wc;
   const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) ASSERT_EQ(b.ctx->poll_cq(*cq, wc), 0u);
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) ASSERT_EQ(b.ctx->poll_cq(cq, wc), 0u);
   const link::ShmLink* shm = b.ctx->shm_link();  // none on the loopback link, and no lease
   if (shm != nullptr) {
     ASSERT_GT(shm->inbox().lease_until(), link::monotonic_ns()) << "the polls hold the lease";
   }
-  ASSERT_TRUE(b.ctx->req_notify_cq(*cq, false).ok());
+  ASSERT_TRUE(b.ctx->req_notify_cq(cq, false).ok());
   if (shm != nullptr) {
     EXPECT_LE(shm->inbox().lease_until(), link::monotonic_ns()) << "arming the CQ hands over to the engine";
   }
   int ep = ::epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, (*ch)->fd(), &ev), 0);
+  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd(), &ev), 0);
   SendWr wr;
   const Sge s = a.sge(0, 8);
   wr.sg_list = {&s, 1};
   ASSERT_TRUE(post_send(a, q, wr).ok());
   EXPECT_EQ(::epoll_wait(ep, &ev, 1, 20000), 1) << "the engine delivers the completion and its event";
   ::close(ep);
-  auto got = b.ctx->get_cq_event(*ch);
+  auto got = b.ctx->get_cq_event(ch);
   ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, *cq);
-  EXPECT_EQ(b.ctx->poll_cq(*cq, wc), 1u);
+  EXPECT_EQ(*got, cq);
+  EXPECT_EQ(b.ctx->poll_cq(cq, wc), 1u);
 }
 
 // ---- UC ----
