@@ -393,7 +393,12 @@ void Engine::run() {
     sleep_until_ns_.store(wait == Duration::max() ? INT64_MAX
                                                   : (SteadyClock::instance().now() + wait).time_since_epoch().count());
     pollfd p{doorbell_.fd(), POLLIN, 0};
-    if (::ppoll(&p, 1, timeout, nullptr) > 0) doorbell_.drain();
+    if (::ppoll(&p, 1, timeout, nullptr) > 0) {
+      doorbell_.drain();
+      // Rung: step once even if a lease was taken meanwhile (the loop's top would then sleep
+      // again, and a ring from ShmLink::wake_stalled would be lost).
+      pending_.store(true);
+    }
     if (shm_ != nullptr) shm_->inbox().sleep_end();
     sleeping_.store(false);
     sleep_until_ns_.store(INT64_MAX);

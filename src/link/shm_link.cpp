@@ -191,11 +191,9 @@ void ShmLink::wake_stalled() {
   for (auto& up : peers_) {
     Peer& p = *up;
     if (!p.writer) continue;
-    const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
-    // All read, or rung already while the peer has read nothing since (a peer that is gone
-    // or stuck is not rung on every call).
-    if (head == p.writer->position() || head == p.stalled_at) continue;
-    p.stalled_at = head;
+    // Rung again at each call while the peer reads nothing (at most one a kStallTicks for
+    // the engine): a ring that found its engine between sleeps is not the last word.
+    if (p.writer->control().head.load(std::memory_order_acquire) == p.writer->position()) continue;
     ++counters_.stall_rings;
     p.doorbell.ring();
   }

@@ -124,7 +124,7 @@ class ShmLink final : public rc::FrameSink {
   bool ready() const;
   // Frees the channels whose senders died. REQUIRES: the device's lock.
   void housekeeping();
-  // Rings the doorbell of each peer that has not read all this link sent it, once per stall.
+  // Rings the doorbell of each peer that has not read all this link sent it.
   // For a caller that has sent nothing for a while and still waits (an application polling
   // for the answer): the peer's application may hold its inbox's lease (it polled a moment
   // ago) and yet have stopped reading (it spins on memory for an RDMA WRITE, as perftest's
@@ -149,7 +149,6 @@ class ShmLink final : public rc::FrameSink {
     ShmInbox inbox;
     Doorbell doorbell;
     std::optional<ChannelWriter> writer;  // nullopt: no channel was free
-    uint64_t stalled_at = UINT64_MAX;     // the peer's head when wake_stalled() last rang it
   };
   struct Reader {
     uint64_t token = 0;
