@@ -18,7 +18,9 @@
 // polling: an application thread that polls (ibv_poll_cq with an empty CQ) takes a lease,
 // `lease_ns`, and drains the inbox itself, so a busy ping-pong makes no system call and wakes
 // no thread. The engine, asleep, wakes on its own when the lease runs out, so a frame that
-// arrives as the application stops polling waits at most one lease (lease_length()). The sender's
+// arrives as the application stops polling waits at most one lease (lease_length()); less
+// when its sender, still waiting ~100 us later, finds it unread and rings anyway
+// (ShmLink::wake_stalled), or the application arms a CQ (Engine::release_lease). The sender's
 // publish and its read of `sleeping`, and the engine's store of `sleeping` and its last look at
 // the channels, are seq_cst on both sides (a Dekker pair): no frame is left with everybody
 // asleep.
