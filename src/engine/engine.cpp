@@ -291,6 +291,17 @@ bool Engine::work_waiting() const {
   return pending_.load() || has_inbox_.load() || (shm_ != nullptr && shm_->ready());
 }
 
+void Engine::sleep_on_doorbell(const timespec* timeout) {
+  pollfd p{doorbell_.fd(), POLLIN, 0};
+  if (::ppoll(&p, 1, timeout, nullptr) > 0) {
+    doorbell_.drain();
+    // Rung: one step follows, even if a lease holds (a peer found its frames unread because
+    // the application stopped reading, ShmLink::wake_stalled; or a kick). Else the loop's top
+    // would sleep the lease out, and that ring would be lost.
+    pending_.store(true);
+  }
+}
+
 void Engine::run() {
   auto idle_since = std::chrono::steady_clock::now();
   auto last_housekeeping = idle_since;
@@ -314,13 +325,7 @@ void Engine::run() {
         // dropped the lease read above) set pending_ first, and is seen here.
         if (!pending_.load() && !stop_.load()) {
           counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
-          pollfd p{doorbell_.fd(), POLLIN, 0};
-          if (::ppoll(&p, 1, &ts, nullptr) > 0) {
-            doorbell_.drain();
-            // Rung in spite of the lease: a peer found its frames unread (the application
-            // stopped reading: ShmLink::wake_stalled), or a kick. One step, then the lease.
-            pending_.store(true);
-          }
+          sleep_on_doorbell(&ts);
         }
         sleeping_.store(false);
         leased_sleep_.store(false, std::memory_order_relaxed);
@@ -392,13 +397,7 @@ void Engine::run() {
     counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
     sleep_until_ns_.store(wait == Duration::max() ? INT64_MAX
                                                   : (SteadyClock::instance().now() + wait).time_since_epoch().count());
-    pollfd p{doorbell_.fd(), POLLIN, 0};
-    if (::ppoll(&p, 1, timeout, nullptr) > 0) {
-      doorbell_.drain();
-      // Rung: step once even if a lease was taken meanwhile (the loop's top would then sleep
-      // again, and a ring from ShmLink::wake_stalled would be lost).
-      pending_.store(true);
-    }
+    sleep_on_doorbell(timeout);
     if (shm_ != nullptr) shm_->inbox().sleep_end();
     sleeping_.store(false);
     sleep_until_ns_.store(INT64_MAX);

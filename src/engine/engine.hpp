@@ -20,6 +20,8 @@
 // owner.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -127,6 +129,9 @@ class Engine {
   // REQUIRES: device lock held. `cq`/`want` (kPoll): stop taking frames once cq holds want.
   bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
   void wake();
+  // The engine thread sleeps until its doorbell rings (then a step follows) or `timeout`
+  // (nullptr: none).
+  void sleep_on_doorbell(const timespec* timeout);
   void pace_sleeper_barrier();  // engine thread, before each sleep
   void touch_after_step(bool ran);  // the lease after a step this thread tried (touch_at)
   bool work_waiting() const;

@@ -43,6 +43,14 @@ class Rc : public VerbsSuite {
     rc::Qp* q = nullptr;  // A's
     rc::Qp* p = nullptr;  // B's
   };
+  // An 8-byte SEND from A's QP of `c` to B's.
+  Status send_8_bytes(const Channelled& c, uint32_t flags = 0) {
+    const Sge s = a.sge(0, 8);
+    SendWr wr;
+    wr.sg_list = {&s, 1};
+    wr.send_flags = flags;
+    return post_send(a, c.q, wr);
+  }
   void channelled(Channelled& c) {
     auto ch = b.ctx->create_comp_channel();
     ASSERT_TRUE(ch.ok());
@@ -57,7 +65,35 @@ class Rc : public VerbsSuite {
     connect_one(a, c.q, b, c.p);
     connect_one(b, c.p, a, c.q);
   }
+  // B's application polls `cq` (empty) for 20 ms, so its lease stretches to its longest and
+  // its engine sleeps, then takes a lease of a second as such polls do (a 5 ms one may have
+  // run out before the test looks, on a loaded machine) and makes no call. B's link, or
+  // nullptr on the loopback link (no lease there).
+  const link::ShmLink* hold_lease_then_stop(Cq* cq) {
+    std::array<WorkCompletion, 4> wc;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) EXPECT_EQ(b.ctx->poll_cq(cq, wc), 0u);
+    const link::ShmLink* shm = b.ctx->shm_link();
+    if (shm != nullptr) {
+      shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
+      EXPECT_GT(shm->inbox().lease_until(), link::monotonic_ns()) << "B holds the lease";
+    }
+    return shm;
+  }
 };
+
+// An epoll set watching `fd` for input (the caller closes it), or -1 when epoll refuses the
+// fd (a completion channel's is a real fd, as libibverbs' are).
+int epoll_on(int fd) {
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  if (ep >= 0 && ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    ::close(ep);
+    return -1;
+  }
+  return ep;
+}
 
 TEST_P(Rc, SendRecvAcrossSizes) {
   for (uint32_t len : {0u, 1u, 1023u, 1024u, 1025u, 65536u, 1000001u}) {
@@ -187,17 +223,10 @@ TEST_P(Rc, OneSidedOperationsCompleteWhileTheTargetDoesNothing) {
 // unread and rings B's engine (ShmLink::wake_stalled): the WRITE is served long before B's
 // lease runs out. Before, B's engine slept the lease out (ib_write_lat: 0.7 ms typical).
 TEST_P(Rc, AWriteIsServedWhileItsTargetHoldsTheLeaseButStoppedReading) {
-  std::array<WorkCompletion, 4> wc;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) ASSERT_EQ(b.ctx->poll_cq(b.rcq, wc), 0u);
-  const link::ShmLink* shm = b.ctx->shm_link();  // none on the loopback link, and no lease
-  // The lease as the polls take it, but for a second: on a loaded machine a 5 ms lease may
-  // have run out by now, and the test would pass without wake_stalled.
-  if (shm != nullptr) shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
+  const link::ShmLink* shm = hold_lease_then_stop(b.rcq);
+  if (HasFailure()) return;
   const uint64_t lease_end = shm != nullptr ? shm->inbox().lease_until() : 0;
-  if (shm != nullptr) {
-    ASSERT_GT(lease_end, link::monotonic_ns()) << "B holds the lease";
-  }
+  std::array<WorkCompletion, 4> wc;
   fill_pattern(a.buffer, 0, 4096, 23);
   const Sge s = a.sge(0, 4096);
   ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(8192), b.mr->rkey, 1)).ok());
@@ -360,18 +389,13 @@ TEST_P(Rc, CompletionChannelsArePollableFds) {
   ASSERT_TRUE(post_recv(b, p, 2, {b.sge(64, 64)}).ok());
   // Solicited only: an unsolicited send does not wake the channel, a solicited one does.
   ASSERT_TRUE(b.ctx->req_notify_cq(cq, true).ok());
-  int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  const int ep = epoll_on(ch->fd());
+  ASSERT_GE(ep, 0) << "a real fd, as libibverbs' channels are";
   epoll_event ev{};
-  ev.events = EPOLLIN;
-  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd(), &ev), 0) << "a real fd, as libibverbs' channels are";
-  SendWr wr;
-  const Sge s = a.sge(0, 8);
-  wr.sg_list = {&s, 1};
-  ASSERT_TRUE(post_send(a, q, wr).ok());
+  ASSERT_TRUE(send_8_bytes(c).ok());
   ASSERT_TRUE(wait_queued(cq, 1));
   EXPECT_EQ(::epoll_wait(ep, &ev, 1, 50), 0) << "unsolicited: no event";
-  wr.send_flags = send_flag::kSolicited;
-  ASSERT_TRUE(post_send(a, q, wr).ok());
+  ASSERT_TRUE(send_8_bytes(c, send_flag::kSolicited).ok());
   EXPECT_EQ(::epoll_wait(ep, &ev, 1, 20000), 1) << "solicited: the fd becomes readable";
   auto got = b.ctx->get_cq_event(ch);
   ASSERT_TRUE(got.ok());
@@ -390,29 +414,17 @@ TEST_P(Rc, AnArmedCqsEventDoesNotWaitForTheLease) {
   if (HasFatalFailure()) return;
   auto& [ch, cq, q, p] = c;
   ASSERT_TRUE(post_recv(b, p, 1, {b.sge(0, 64)}).ok());
-  // Polls of the empty CQ for 20 ms: the lease stretches to its longest (link::lease_length).
+  const link::ShmLink* shm = hold_lease_then_stop(cq);
+  if (HasFailure()) return;
   std::array<WorkCompletion, 4> wc;
-  const auto t0 = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) ASSERT_EQ(b.ctx->poll_cq(cq, wc), 0u);
-  const link::ShmLink* shm = b.ctx->shm_link();  // none on the loopback link, and no lease
-  // The lease as the polls take it, but for a second (a 5 ms one may have run out by now on a
-  // loaded machine).
-  if (shm != nullptr) shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
-  if (shm != nullptr) {
-    ASSERT_GT(shm->inbox().lease_until(), link::monotonic_ns()) << "the polls hold the lease";
-  }
   ASSERT_TRUE(b.ctx->req_notify_cq(cq, false).ok());
   if (shm != nullptr) {
     EXPECT_LE(shm->inbox().lease_until(), link::monotonic_ns()) << "arming the CQ hands over to the engine";
   }
-  int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  const int ep = epoll_on(ch->fd());
+  ASSERT_GE(ep, 0) << "a real fd, as libibverbs' channels are";
   epoll_event ev{};
-  ev.events = EPOLLIN;
-  ASSERT_EQ(::epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd(), &ev), 0);
-  SendWr wr;
-  const Sge s = a.sge(0, 8);
-  wr.sg_list = {&s, 1};
-  ASSERT_TRUE(post_send(a, q, wr).ok());
+  ASSERT_TRUE(send_8_bytes(c).ok());
   EXPECT_EQ(::epoll_wait(ep, &ev, 1, 20000), 1) << "the engine delivers the completion and its event";
   ::close(ep);
   auto got = b.ctx->get_cq_event(ch);
