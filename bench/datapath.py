@@ -18,6 +18,11 @@ two vCPUs here move between "near" and "far" within seconds. One JSON object per
 - probe_cacheline_ns: the median over the rounds of each probe's one-way time (min of its
   runs; probe_values has one per round, probe_cacheline_ns_median the median-of-runs
   figure); "vcpus" is "near" below 90 ns, else "far".
+- round_vcpus, round_ratios, ratio_by_vcpus: the fair comparison. The best of the rounds can
+  pair a figure taken on near vCPUs with an anchor's taken on far ones (the state flips
+  within seconds). Each round also ends with a probe: round_vcpus says per round whether both
+  of its probes were "near" or "far" (else "mixed"); round_ratios is ours / the anchor's
+  within each round; ratio_by_vcpus the median of those per state ("mixed" rounds left out).
 - others_cpu: the cores' worth of CPU that processes other than this harness and its
   children used during the figure (a compiler next door shows as ~1); steal_cpu: the
   hypervisor's steal time, likewise. Figures taken with others_cpu well above 0 are suspect.
@@ -70,6 +75,15 @@ UCX_CONFIGS = {
 # --------------------------------------------------------------------------- processes
 
 _children = set()
+
+
+def _round_state(opening, closing):
+    """"near" or "far" when both of a round's probes say so, else "mixed" (or None without
+    an opening probe)."""
+    if not isinstance(opening, dict):
+        return None
+    states = {("near" if p["one_way_ns_min"] < NEAR_NS else "far") for p in (opening, closing) if isinstance(p, dict)}
+    return states.pop() if len(states) == 1 else "mixed"
 
 
 def _set_pdeathsig():
@@ -424,6 +438,7 @@ class Harness:
         dict or AnchorError, probes)."""
         results = {name: [] for name, _ in steps}
         probes = []
+        self.round_vcpus = []
         self.cpu_before = _cpu_snapshot()
         for _ in range(self.args.runs):
             try:
@@ -435,6 +450,13 @@ class Harness:
                     results[name].append(thunk())
                 except AnchorError as e:
                     results[name].append(e)
+            # A second probe closes the round: its figures pair with the anchor's only when
+            # the vCPUs stayed where they were throughout ("near" or "far"; else "mixed").
+            try:
+                closing = self.probe()
+            except AnchorError:
+                closing = None
+            self.round_vcpus.append(_round_state(probes[-1], closing))
         return results, probes
 
     def emit(self, bench, size, unit, better, ours, anchors, probes, extra=None):
@@ -457,6 +479,19 @@ class Harness:
         def ratio(a, b):
             return round(a / b, 4) if a and b else None
 
+        def paired(results):
+            """Per-round ratios (ours / anchor, the same round: the same vCPU state unless the
+            round is "mixed"), and their median per state."""
+            per_round = []
+            for mine, theirs in zip(ours, results):
+                ok = isinstance(mine, dict) and isinstance(theirs, dict)
+                per_round.append(ratio(mine.get("value"), theirs.get("value")) if ok else None)
+            by_state = {}
+            for r, state in zip(per_round, self.round_vcpus):
+                if r is not None and state in ("near", "far"):
+                    by_state.setdefault(state, []).append(r)
+            return per_round, {k: round(statistics.median(v), 4) for k, v in sorted(by_state.items())}
+
         value, values, our_err = best(ours)
         value_p50 = best(ours, "p50")[0]
         ok = [p for p in probes if isinstance(p, dict)]
@@ -474,6 +509,8 @@ class Harness:
                 "runs": self.args.runs, "values": values, "anchor_values": anchor_values,
                 "others_cpu": others, "steal_cpu": steal,
             }
+            line["round_vcpus"] = list(self.round_vcpus)
+            line["round_ratios"], line["ratio_by_vcpus"] = paired(results)
             anchor_p50 = best(results, "p50")[0]
             if anchor_p50 is not None:
                 line["anchor_value_p50"] = anchor_p50
