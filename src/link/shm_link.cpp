@@ -123,15 +123,17 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
 
 wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) {
   refresh();
-  if (!port_active(port_slot_)) {
-    ++counters_.lost_port_down;
-    return discard(len);
-  }
   Peer* p;
   const uint32_t block = dest_qp.value() / kQpnBlock;
   if (route_.peer != nullptr && route_.dlid == to.dlid.value() && route_.block == block) {
+    // Cached with both ports Active; a port that changes state changes the directory's
+    // generation, which refresh() has just looked at (and then dropped the route).
     p = route_.peer;
   } else {
+    if (!port_active(port_slot_)) {
+      ++counters_.lost_port_down;
+      return discard(len);
+    }
     const auto dest = dir_.find(to.dlid, dest_qp);
     if (!dest || dest->endpoint == 0) {
       ++counters_.lost_no_endpoint;

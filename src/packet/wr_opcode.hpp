@@ -111,12 +111,21 @@ inline constexpr auto kTable = std::to_array<WrOpcodeInfo>({
 
 inline constexpr const auto& kWrOpcodeTable = wr_table_detail::kTable;
 
+namespace wr_table_detail {
+constexpr bool rows_in_enum_order() {
+  for (size_t i = 0; i < kTable.size(); ++i)
+    if (static_cast<size_t>(kTable[i].opcode) != i) return false;
+  return true;
+}
+}  // namespace wr_table_detail
+// So a row is found by indexing: every post_send asks twice per WR.
+static_assert(wr_table_detail::rows_in_enum_order(), "kWrOpcodeTable rows follow WrOpcode's values");
+
 // The row of a WR opcode. REQUIRES: op is an enumerator of WrOpcode.
 constexpr const WrOpcodeInfo& wr_opcode_info(WrOpcode op) {
-  for (const WrOpcodeInfo& row : kWrOpcodeTable)
-    if (row.opcode == op) return row;
-  SOFTIB_ASSERT_MSG(false, "WrOpcode without a row");
-  return kWrOpcodeTable[0];
+  const auto i = static_cast<size_t>(op);
+  SOFTIB_ASSERT_MSG(i < kWrOpcodeTable.size(), "WrOpcode without a row");
+  return kWrOpcodeTable[i < kWrOpcodeTable.size() ? i : 0];
 }
 
 constexpr WrLegality wr_legality(QpType qp, WrOpcode op) { return wr_opcode_info(op).on(qp); }

@@ -245,16 +245,8 @@ bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last
       verbs::RecvQueue& rq = qp.rq();
       if (rq.empty()) return false;  // RNR (or, UC, a drop): the per-packet path's
       if (!scatter_ok(qp, rq.front(), 0, data.size())) return false;
-      const verbs::RecvWqe& f = rq.front();
-      r.held.wr_id = f.wr_id;
-      r.held.num_sge = f.num_sge;
-      r.held.length = f.length;
-      r.held.sge.assign(f.sge.begin(), f.sge.begin() + f.num_sge);
-      rq.pop();
-      if (qp.srq_ != nullptr && qp.srq_->take_limit_event())
-        async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp.srq_});
-      r.wqe = w = &r.held;
-      r.recv_offset = 0;
+      take_receive_wqe(qp);
+      w = r.wqe;
     } else if (w == nullptr || !scatter_ok(qp, *w, r.recv_offset, data.size())) {
       return false;
     }

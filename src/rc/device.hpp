@@ -219,6 +219,9 @@ class Device {
   void send_atomic_ack(Qp& qp, const Resource& res);
   void duplicate_request(Qp& qp, const packet::TransportFrame& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
+  // Takes the RQ's (or SRQ's) first WQE into qp.resp_.held for the message that starts.
+  // REQUIRES: the queue is not empty.
+  void take_receive_wqe(Qp& qp);
   void flush_acks(Qp& qp);
   void emit(Qp& qp, OutJob& job);  // runs `job` now (it may advance job.next) or queues a copy
   bool run_job(Qp& qp, OutJob& job);

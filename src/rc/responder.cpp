@@ -3,6 +3,7 @@
 // WQEs and registered memory, then acknowledged.
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -82,6 +83,25 @@ bool Device::scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan 
     at = end;
   }
   return true;
+}
+
+void Device::take_receive_wqe(Qp& qp) {
+  ResponderState& r = qp.resp_;
+  verbs::RecvQueue& rq = qp.rq();
+  const verbs::RecvWqe& f = rq.front();
+  verbs::RecvWqe& h = r.held;
+  h.wr_id = f.wr_id;
+  h.num_sge = f.num_sge;
+  h.length = f.length;
+  // Sized once to the queue's max_sge (every WQE's vector has that size), then copied into
+  // in place: a vector assign cost ~50 instructions a message.
+  if (h.sge.size() < f.sge.size()) h.sge.resize(f.sge.size());
+  std::copy_n(f.sge.begin(), f.num_sge, h.sge.begin());
+  rq.pop();
+  if (qp.srq_ != nullptr && qp.srq_->take_limit_event())
+    async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp.srq_});
+  r.wqe = &r.held;
+  r.recv_offset = 0;
 }
 
 // The fields every successful receive completion carries (IBA 11.4.2.1: for RC/UC the source
@@ -335,21 +355,11 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Transp
 
   // The receive WQE is checked before anything is written, so an RNR NAK leaves no trace.
   if (takes_receive_wqe(info) && r.wqe == nullptr) {
-    verbs::RecvQueue& rq = qp.rq();
-    if (rq.empty()) {
+    if (qp.rq().empty()) {
       if (!rc) drop(Drop::kNoReceiveWqe);
       return rc ? Exec::kRnr : Exec::kDropped;
     }
-    const verbs::RecvWqe& f = rq.front();
-    r.held.wr_id = f.wr_id;
-    r.held.num_sge = f.num_sge;
-    r.held.length = f.length;
-    r.held.sge.assign(f.sge.begin(), f.sge.begin() + f.num_sge);
-    rq.pop();
-    if (qp.srq_ != nullptr && qp.srq_->take_limit_event())
-      async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp.srq_});
-    r.wqe = &r.held;
-    r.recv_offset = 0;
+    take_receive_wqe(qp);
   }
   const wire::ByteSpan data = p.payload();
 

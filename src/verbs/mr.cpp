@@ -43,13 +43,13 @@ Result<const Mr*> MrTable::reg(const Pd* pd, void* addr, uint64_t length, uint64
     free_.pop_back();
   } else {
     // Index 0 is never used, so that key 0 is never valid.
-    if (slots_.empty()) slots_.emplace_back();
+    if (slots_.empty()) slots_.push_back(std::make_unique<Slot>());
     if (slots_.size() > 0xFFFFFF) return Status(Code::kResourceExhausted, "reg_mr: key space exhausted");
     index = static_cast<uint32_t>(slots_.size());
-    slots_.emplace_back();
+    slots_.push_back(std::make_unique<Slot>());
   }
   ++live_;
-  return fill(slots_[index], index, pd, addr, length, iova, access);
+  return fill(*slots_[index], index, pd, addr, length, iova, access);
 }
 
 Result<const Mr*> MrTable::rereg(LKey lkey, const Pd* pd, void* addr, uint64_t length, uint64_t iova,
@@ -57,57 +57,17 @@ Result<const Mr*> MrTable::rereg(LKey lkey, const Pd* pd, void* addr, uint64_t l
   if (find_lkey(lkey) == nullptr) return Status(Code::kInvalidArgument, "rereg_mr: no such region");
   if (Status s = check_flags(access, length); !s.ok()) return s;
   if (pd == nullptr) return Status(Code::kInvalidArgument, "rereg_mr: no protection domain");
-  return fill(slots_[lkey.index()], lkey.index(), pd, addr, length, iova, access);
+  return fill(*slots_[lkey.index()], lkey.index(), pd, addr, length, iova, access);
 }
 
 Status MrTable::dereg(LKey lkey) {
   if (find_lkey(lkey) == nullptr) return Status(Code::kInvalidArgument, "dereg_mr: no such region");
-  Slot& slot = slots_[lkey.index()];
+  Slot& slot = *slots_[lkey.index()];
   slot.live = false;
   ++slot.generation;
   free_.push_back(lkey.index());
   --live_;
   return Status();
-}
-
-const Mr* MrTable::find_lkey(LKey k) const {
-  const uint32_t i = k.index();
-  if (i == 0 || i >= slots_.size()) return nullptr;
-  const Slot& s = slots_[i];
-  return s.live && s.mr.lkey == k ? &s.mr : nullptr;
-}
-
-const Mr* MrTable::find_rkey(RKey k) const {
-  const uint32_t i = k.index();
-  if (i == 0 || i >= slots_.size()) return nullptr;
-  const Slot& s = slots_[i];
-  return s.live && s.mr.rkey.value() != 0 && s.mr.rkey == k ? &s.mr : nullptr;
-}
-
-MemFault MrTable::check(const Mr& mr, const Pd* pd, uint64_t va, uint64_t len, uint32_t need, uint8_t** out) {
-  if (mr.pd != pd) return MemFault::kPdMismatch;
-  if ((mr.access & need) != need) return MemFault::kNoAccess;
-  // Zero-length accesses carry no address (IBA 9.4.1.1: a zero-length RDMA may name any va).
-  if (len == 0) {
-    *out = nullptr;
-    return MemFault::kNone;
-  }
-  if (va < mr.iova || va - mr.iova > mr.length || len > mr.length - (va - mr.iova)) return MemFault::kOutOfBounds;
-  *out = mr.addr + (va - mr.iova);
-  return MemFault::kNone;
-}
-
-MemFault MrTable::resolve_local(LKey k, const Pd* pd, uint64_t va, uint64_t len, uint32_t need, uint8_t** out) const {
-  const Mr* mr = find_lkey(k);
-  if (mr == nullptr) return MemFault::kBadKey;
-  return check(*mr, pd, va, len, need, out);
-}
-
-MemFault MrTable::resolve_remote(RKey k, const Pd* pd, uint64_t va, uint64_t len, uint32_t need,
-                                 uint8_t** out) const {
-  const Mr* mr = find_rkey(k);
-  if (mr == nullptr) return MemFault::kBadKey;
-  return check(*mr, pd, va, len, need, out);
 }
 
 }  // namespace softib::verbs
