@@ -181,6 +181,7 @@ class ChannelReader {
     return mem_.header_at(head_).tag.load(std::memory_order_acquire) == head_ + 1;
   }
   uint64_t position() const { return head_; }
+  const ChannelMemory& memory() const { return mem_; }
 
  private:
   ChannelMemory mem_;

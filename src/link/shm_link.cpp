@@ -258,7 +258,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
       bits &= bits - 1;
       Reader& r = readers_[i];
-      const ChannelMemory mem = inbox_.channel(i);
+      const ChannelMemory mem = r.reader ? r.reader->memory() : inbox_.channel(i);
       const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
       if (owner == 0) continue;
       if (!r.reader || r.token != owner) {
