@@ -77,13 +77,30 @@ UCX_CONFIGS = {
 _children = set()
 
 
-def _round_state(opening, closing):
+def round_state(opening, closing):
     """"near" or "far" when both of a round's probes say so, else "mixed" (or None without
     an opening probe)."""
     if not isinstance(opening, dict):
         return None
     states = {("near" if p["one_way_ns_min"] < NEAR_NS else "far") for p in (opening, closing) if isinstance(p, dict)}
     return states.pop() if len(states) == 1 else "mixed"
+
+
+def paired_ratios(ours, theirs, states):
+    """Pairs the figures of each round (`ours` and `theirs` hold one dict with "value", or
+    an error, per round; `states` one round_state() per round). Returns the per-round ratios
+    ours / theirs (None where either side has no figure) and their median per vCPU state,
+    {"near": r, "far": r}, without the "mixed" rounds and without states that have none."""
+    per_round = []
+    for mine, other in zip(ours, theirs):
+        a = mine.get("value") if isinstance(mine, dict) else None
+        b = other.get("value") if isinstance(other, dict) else None
+        per_round.append(round(a / b, 4) if a and b else None)
+    by_state = {}
+    for r, state in zip(per_round, states):
+        if r is not None and state in ("near", "far"):
+            by_state.setdefault(state, []).append(r)
+    return per_round, {k: round(statistics.median(v), 4) for k, v in sorted(by_state.items())}
 
 
 def _set_pdeathsig():
@@ -456,7 +473,7 @@ class Harness:
                 closing = self.probe()
             except AnchorError:
                 closing = None
-            self.round_vcpus.append(_round_state(probes[-1], closing))
+            self.round_vcpus.append(round_state(probes[-1], closing))
         return results, probes
 
     def emit(self, bench, size, unit, better, ours, anchors, probes, extra=None):
@@ -479,18 +496,6 @@ class Harness:
         def ratio(a, b):
             return round(a / b, 4) if a and b else None
 
-        def paired(results):
-            """Per-round ratios (ours / anchor, the same round: the same vCPU state unless the
-            round is "mixed"), and their median per state."""
-            per_round = []
-            for mine, theirs in zip(ours, results):
-                ok = isinstance(mine, dict) and isinstance(theirs, dict)
-                per_round.append(ratio(mine.get("value"), theirs.get("value")) if ok else None)
-            by_state = {}
-            for r, state in zip(per_round, self.round_vcpus):
-                if r is not None and state in ("near", "far"):
-                    by_state.setdefault(state, []).append(r)
-            return per_round, {k: round(statistics.median(v), 4) for k, v in sorted(by_state.items())}
 
         value, values, our_err = best(ours)
         value_p50 = best(ours, "p50")[0]
@@ -510,7 +515,7 @@ class Harness:
                 "others_cpu": others, "steal_cpu": steal,
             }
             line["round_vcpus"] = list(self.round_vcpus)
-            line["round_ratios"], line["ratio_by_vcpus"] = paired(results)
+            line["round_ratios"], line["ratio_by_vcpus"] = paired_ratios(ours, results, self.round_vcpus)
             anchor_p50 = best(results, "p50")[0]
             if anchor_p50 is not None:
                 line["anchor_value_p50"] = anchor_p50
