@@ -77,12 +77,21 @@ UCX_CONFIGS = {
 _children = set()
 
 
+def vcpu_state(probe_ns):
+    """"near" below NEAR_NS, else "far"."""
+    return "near" if probe_ns < NEAR_NS else "far"
+
+
+def ratio(a, b):
+    return round(a / b, 4) if a and b else None
+
+
 def round_state(opening, closing):
     """"near" or "far" when both of a round's probes say so, else "mixed" (or None without
     an opening probe)."""
     if not isinstance(opening, dict):
         return None
-    states = {("near" if p["one_way_ns_min"] < NEAR_NS else "far") for p in (opening, closing) if isinstance(p, dict)}
+    states = {vcpu_state(p["one_way_ns_min"]) for p in (opening, closing) if isinstance(p, dict)}
     return states.pop() if len(states) == 1 else "mixed"
 
 
@@ -95,7 +104,7 @@ def paired_ratios(ours, theirs, states):
     for mine, other in zip(ours, theirs):
         a = mine.get("value") if isinstance(mine, dict) else None
         b = other.get("value") if isinstance(other, dict) else None
-        per_round.append(round(a / b, 4) if a and b else None)
+        per_round.append(ratio(a, b))
     by_state = {}
     for r, state in zip(per_round, states):
         if r is not None and state in ("near", "far"):
@@ -493,10 +502,6 @@ class Harness:
             errs = [str(r) for r in results if isinstance(r, AnchorError)]
             return (rnd(pick(vals)) if vals else None), [rnd(v) for v in vals], (errs[0] if errs and not vals else None)
 
-        def ratio(a, b):
-            return round(a / b, 4) if a and b else None
-
-
         value, values, our_err = best(ours)
         value_p50 = best(ours, "p50")[0]
         ok = [p for p in probes if isinstance(p, dict)]
@@ -510,7 +515,7 @@ class Harness:
                 "anchor_value": anchor_value, "ratio": ratio(value, anchor_value), "better": better,
                 "probe_cacheline_ns": probe, "probe_cacheline_ns_median": probe_med,
                 "probe_values": [round(p["one_way_ns_min"], 1) if isinstance(p, dict) else None for p in probes],
-                "vcpus": None if probe is None else ("near" if probe < NEAR_NS else "far"),
+                "vcpus": None if probe is None else vcpu_state(probe),
                 "runs": self.args.runs, "values": values, "anchor_values": anchor_values,
                 "others_cpu": others, "steal_cpu": steal,
             }

@@ -362,17 +362,10 @@ FrameAddr Device::address_of(const verbs::AhAttr& ah) const {
 bool Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload) {
   const packet::OpcodeInfo* info = h.info();
   SOFTIB_ASSERT(info != nullptr);
-  const size_t len = packet::transport_length(*info, payload.size());
-  wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, len);
-  if (out.size() < len) {
-    refused_ = true;
-    return false;
-  }
-  const size_t built = packet::write_transport_headers(*info, h, payload.size(), out);
-  if (!payload.empty()) std::memcpy(out.data() + info->header_length(), payload.data(), payload.size());
-  ++counters_.tx_packets;
-  sink_.commit(built);
-  return true;
+  return send_written(to, h.bth.dest_qp, packet::transport_length(*info, payload.size()), [&](wire::MutByteSpan out) {
+    packet::write_transport_headers(*info, h, payload.size(), out);
+    if (!payload.empty()) std::memcpy(out.data() + info->header_length(), payload.data(), payload.size());
+  });
 }
 
 void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {

@@ -158,6 +158,20 @@ class Device {
   FrameAddr address_of(const verbs::AhAttr& ah) const;
   // False when the link refused the frame (flow control): the caller keeps the work.
   bool send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
+  // A frame of `len` transport bytes that `write(out)` fills: reserved, counted and committed
+  // as send_frame() does. False when the link refused it.
+  template <typename Write>
+  bool send_written(const FrameAddr& to, Qpn dest_qp, size_t len, Write&& write) {
+    wire::MutByteSpan out = sink_.reserve(to, dest_qp, len);
+    if (out.size() < len) {
+      refused_ = true;
+      return false;
+    }
+    write(out);
+    ++counters_.tx_packets;
+    sink_.commit(len);
+    return true;
+  }
   void complete_send(Qp& qp, verbs::SendWqe& w, verbs::WcStatus status);
   void complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited);
   verbs::WorkCompletion recv_error(const Qp& qp, uint64_t wr_id, verbs::WcStatus status) const;

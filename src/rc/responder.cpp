@@ -509,18 +509,12 @@ bool Device::run_job(Qp& qp, OutJob& job) {
       constexpr size_t kLen = wire::Bth::kLen + wire::Aeth::kLen;
       static_assert(packet::transport_length(*packet::find_opcode(static_cast<uint8_t>(packet::Opcode::kRcAcknowledge)),
                                              0) == kLen);
-      wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, kLen);
-      if (out.size() < kLen) {
-        refused_ = true;
-        return false;
-      }
       h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
       h.bth.psn = job.psn;
-      h.bth.encode(out, 0);
-      job.aeth.encode(out.subspan(wire::Bth::kLen));
-      ++counters_.tx_packets;
-      sink_.commit(kLen);
-      return true;
+      return send_written(to, h.bth.dest_qp, kLen, [&](wire::MutByteSpan out) {
+        h.bth.encode(out, 0);
+        job.aeth.encode(out.subspan(wire::Bth::kLen));
+      });
     }
     case OutJob::Kind::kAtomicAck:
       h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
