@@ -96,7 +96,7 @@ class ShmLink final : public rc::FrameSink {
 
   // ---- out (rc::FrameSink) ----
   wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
-  void commit(size_t len) override { commit_burst(len, rc::Burst{}); }
+  void commit(size_t len) override;
   size_t max_burst_bytes() const override { return max_burst_; }
   void commit_burst(size_t len, const rc::Burst& burst) override;
   // Bursts of at most this much payload (0: none; rounded down by the transport to whole

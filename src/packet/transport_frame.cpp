@@ -24,21 +24,27 @@ bool parse_transport_frame(wire::ByteSpan t, TransportFrame& out) {
   b.psn = Psn(wire::load_be24(p + 9));
 
   // Every extension header of the row (their lengths are inside header_len, checked above).
+  // Most packets carry none (SEND ONLY, FIRST, MIDDLE, LAST; WRITE MIDDLE, LAST): they reset
+  // the nine slots without the per-header tests (~30 instructions a packet fewer, callgrind).
   bool ok = true;
-  for_each_ext_header([&](auto c) {
-    constexpr ExtHeader h = decltype(c)::value;
-    auto& slot = out.headers_.get<h>();
-    if (!info->headers.has(h)) {
-      slot.reset();
-      return;
-    }
-    auto v = ExtHeaderType<h>::decode(t.subspan(info->offset(h)));
-    if (!v) {
-      ok = false;
-      return;
-    }
-    slot = *v;
-  });
+  if (info->headers.empty()) {
+    for_each_ext_header([&](auto c) { out.headers_.get<decltype(c)::value>().reset(); });
+  } else {
+    for_each_ext_header([&](auto c) {
+      constexpr ExtHeader h = decltype(c)::value;
+      auto& slot = out.headers_.get<h>();
+      if (!info->headers.has(h)) {
+        slot.reset();
+        return;
+      }
+      auto v = ExtHeaderType<h>::decode(t.subspan(info->offset(h)));
+      if (!v) {
+        ok = false;
+        return;
+      }
+      slot = *v;
+    });
+  }
   if (!ok) return false;
 
   // The payload rules of PacketView::check_payload (IBA 9.2: PadCnt; 9.7: PMTU segments).

@@ -181,7 +181,8 @@ class Device {
   // requester.cpp
   bool run_requester(Qp& qp);
   enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
-  SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+  // `path`: address_of(the QP's AV), for RC and UC (UD takes each WQE's AH).
+  SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path);
   template <class Piece>
   bool for_each_piece(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, Piece piece);
   size_t gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out, size_t max);

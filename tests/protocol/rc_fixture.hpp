@@ -67,6 +67,16 @@ class CaptureSink final : public rc::BufferedSink {
       s.opcode = view->opcode();
       s.h = view->headers();
       s.payload.assign(view->payload().begin(), view->payload().end());
+      // The requester writes its packets' headers straight from the WQE
+      // (rc/requester.cpp): every frame must still be the builder's bytes for what it says.
+      std::vector<uint8_t> rebuilt(s.bytes.size() + 4);
+      auto n = packet::build_transport(s.h, s.payload, rebuilt);
+      if (!n.ok()) {
+        ADD_FAILURE() << "the builder refuses a frame the device sent: " << n.error().to_string();
+      } else {
+        rebuilt.resize(*n);
+        EXPECT_EQ(rebuilt, s.bytes) << "a frame the device sent is not the builder's bytes for its headers";
+      }
     }
     frames.push_back(std::move(s));
   }

@@ -1,6 +1,9 @@
 // The requester and the completer (IBA 9.7.1-9.7.6) driven packet by packet: what a posted WR
 // puts on the wire, what an ACK, NAK or read response completes, and what is sent again after a
 // NAK, an RNR NAK or a timeout, in virtual time.
+#include <fmt/format.h>
+
+#include "packet/wr_opcode.hpp"
 #include "protocol/rc_fixture.hpp"
 #include "rc/timers.hpp"
 
@@ -67,6 +70,95 @@ TEST_F(RcRequesterProtocol, ThreePacketSendGoesOutFirstMiddleLast) {
     at += len[i];
   }
   EXPECT_TRUE(progress().empty());
+}
+
+// Every request shape the requester writes its own headers for (rc/requester.cpp
+// write_request_headers): SEND, SEND with immediate or invalidate, RDMA WRITE and WRITE with
+// immediate, on RC, UC and UD, inline or gathered, for lengths around the pad and the PMTU.
+// The packets carry the right headers and the message's bytes, and CaptureSink holds every
+// frame to the builder's bytes for its headers.
+TEST_F(RcRequesterProtocol, EveryRequestShapeCarriesItsHeadersAndBytes) {
+  rc::Qp* uc = connect(QpType::kUc, options);
+  rc::Qp* udqp = ready_ud(0x1111);
+  AhAttr ah_attr;
+  ah_attr.dlid = kPeerLid;
+  ah_attr.port_num = 1;
+  auto ah = device.create_ah(pd, ah_attr);
+  ASSERT_TRUE(ah.ok()) << ah.error().to_string();
+  fill(0, 1024, 9);
+  struct Shape {
+    QpType type;
+    WrOpcode op;
+  };
+  const Shape shapes[] = {
+      {QpType::kRc, WrOpcode::kSend},      {QpType::kRc, WrOpcode::kSendWithImm},      {QpType::kRc, WrOpcode::kSendWithInv},
+      {QpType::kRc, WrOpcode::kRdmaWrite}, {QpType::kRc, WrOpcode::kRdmaWriteWithImm}, {QpType::kUc, WrOpcode::kSend},
+      {QpType::kUc, WrOpcode::kSendWithImm}, {QpType::kUc, WrOpcode::kRdmaWrite}, {QpType::kUc, WrOpcode::kRdmaWriteWithImm},
+      {QpType::kUd, WrOpcode::kSend},      {QpType::kUd, WrOpcode::kSendWithImm},
+  };
+  uint64_t wr_id = 0;
+  for (const Shape& shape : shapes) {
+    for (const uint32_t len : {0u, 1u, 3u, 4u, 60u, 256u, 257u, 600u}) {
+      for (const bool in_line : {false, true}) {
+        if (in_line && len > 64) continue;
+        SCOPED_TRACE(fmt::format("{} {} {} bytes{}", shape.type == QpType::kRc ? "RC" : shape.type == QpType::kUc ? "UC" : "UD", packet::wr_opcode_info(shape.op).name,
+                                 len, in_line ? " inline" : ""));
+        rc::Qp* q = shape.type == QpType::kRc ? qp : shape.type == QpType::kUc ? uc : udqp;
+        const bool imm = shape.op == WrOpcode::kSendWithImm || shape.op == WrOpcode::kRdmaWriteWithImm;
+        const bool inv = shape.op == WrOpcode::kSendWithInv;
+        const bool write = shape.op == WrOpcode::kRdmaWrite || shape.op == WrOpcode::kRdmaWriteWithImm;
+        Sge s = sge(len % 8, len);
+        SendWr wr;
+        wr.wr_id = ++wr_id;
+        wr.opcode = shape.op;
+        wr.send_flags = send_flag::kSignaled | send_flag::kSolicited | (in_line ? send_flag::kInline : 0u);
+        wr.sg_list = {&s, 1};
+        wr.imm_data = 0x01020304;
+        wr.rdma = {kPeerVa + len, kPeerRkey};
+        wr.ud = {*ah, kPeerQpn, QKey(0x2222)};
+        post_send(q, wr);
+        const auto sent = progress();
+        const size_t want_packets = shape.type == QpType::kUd ? 1 : std::max<size_t>(1, (len + kMtu - 1) / kMtu);
+        ASSERT_EQ(sent.size(), want_packets);
+        std::vector<uint8_t> message;
+        for (size_t i = 0; i < sent.size(); ++i) {
+          SCOPED_TRACE(i);
+          const Sent& p = sent[i];
+          const bool first = i == 0;
+          const bool last = i + 1 == sent.size();
+          const auto want = packet::requester_opcode(
+              shape.type, shape.op,
+              first && last ? packet::Position::kOnly
+                            : (first ? packet::Position::kFirst : (last ? packet::Position::kLast : packet::Position::kMiddle)));
+          ASSERT_TRUE(want.has_value());
+          EXPECT_EQ(p.opcode, *want);
+          EXPECT_EQ(p.h.bth.dest_qp, kPeerQpn);
+          EXPECT_EQ(p.h.bth.solicited, last) << "SE on the last packet only";
+          EXPECT_EQ(p.h.reth.has_value(), write && first);
+          if (p.h.reth) {
+            EXPECT_EQ(*p.h.reth, (wire::Reth{kPeerVa + len, kPeerRkey, len}));
+          }
+          EXPECT_EQ(p.h.immdt.has_value(), imm && last);
+          if (p.h.immdt) {
+            EXPECT_EQ(p.h.immdt->imm, 0x04030201u) << "the immediate is carried as the consumer gave it";
+          }
+          EXPECT_EQ(p.h.ieth.has_value(), inv && last);
+          if (p.h.ieth) {
+            EXPECT_EQ(p.h.ieth->rkey, RKey(0x01020304));
+          }
+          EXPECT_EQ(p.h.deth.has_value(), shape.type == QpType::kUd);
+          if (p.h.deth) {
+            EXPECT_EQ(*p.h.deth, (wire::Deth{QKey(0x2222), udqp->qpn()}));
+          }
+          message.insert(message.end(), p.payload.begin(), p.payload.end());
+        }
+        ASSERT_EQ(message.size(), len);
+        EXPECT_TRUE(std::equal(message.begin(), message.end(), buffer.data() + len % 8));
+        if (shape.type == QpType::kRc) ack_at(static_cast<uint32_t>(Psn::distance(sq_psn(), sent.back().psn())));
+      }
+    }
+  }
+  EXPECT_EQ(poll(scq).size(), wr_id) << "every WR completed";
 }
 
 // Flow control (rc/frame.hpp): a packet the link refuses is sent on a later step, with the
