@@ -345,7 +345,11 @@ void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::Transpor
   complete_recv(qp, wc, p.headers().bth.solicited);
 }
 
-Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
+// Flattened: a SEND's receive WQE, scatter and completion are inlined into the one call per
+// packet (callgrind, 64-byte SEND: 633 -> 586 instructions a message on the receiver). The
+// READ and atomic paths stay out of line (noinline below): flattened, they added ~90 KiB of
+// code; as it is, ~3 KiB.
+[[gnu::flatten]] Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const packet::OpcodeInfo& info = p.info();
   const auto& h = p.headers();
@@ -429,7 +433,8 @@ Device::Exec Device::execute(Qp& qp, const FrameAddr& from, const packet::Transp
   return Exec::kOk;
 }
 
-Device::Exec Device::execute_read(Qp& qp, const packet::TransportFrame& p, bool /*duplicate*/) {
+// Out of line: see execute().
+[[gnu::noinline]] Device::Exec Device::execute_read(Qp& qp, const packet::TransportFrame& p, bool /*duplicate*/) {
   ResponderState& r = qp.resp_;
   const wire::Reth& reth = *p.headers().reth;
   const Psn psn = p.headers().bth.psn;
@@ -449,7 +454,8 @@ Device::Exec Device::execute_read(Qp& qp, const packet::TransportFrame& p, bool 
   return Exec::kOk;
 }
 
-Device::Exec Device::execute_atomic(Qp& qp, const packet::TransportFrame& p) {
+// Out of line: see execute().
+[[gnu::noinline]] Device::Exec Device::execute_atomic(Qp& qp, const packet::TransportFrame& p) {
   ResponderState& r = qp.resp_;
   const wire::AtomicEth& a = *p.headers().atomic_eth;
   const Psn psn = p.headers().bth.psn;
