@@ -57,8 +57,7 @@ void ChannelWriter::note_head_transfer(uint64_t ns) {
   }
 }
 
-bool ChannelWriter::room_for(uint64_t bytes) {
-  if (mem_.capacity() - (tail_ - head_cache_) >= bytes) return true;
+bool ChannelWriter::room_after_reading_head(uint64_t bytes) {
   // Timed (consumer_near()): the clock's second reading waits for the load to complete.
   const uint64_t t0 = clock_ns();
   const uint64_t head = mem_.control().head.load(std::memory_order_acquire);

@@ -139,7 +139,9 @@ class ChannelWriter {
   uint32_t windows_far() const { return windows_far_; }
 
  private:
-  bool room_for(uint64_t bytes);
+  // Whether `bytes` fit behind the consumer's head as last read; else reads it again.
+  bool room_for(uint64_t bytes) { return mem_.capacity() - (tail_ - head_cache_) >= bytes || room_after_reading_head(bytes); }
+  bool room_after_reading_head(uint64_t bytes);
   void prefetch_for_write(uint64_t from, uint64_t to) const;
 
   ChannelMemory mem_;

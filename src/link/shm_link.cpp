@@ -23,23 +23,36 @@ void put_field(uint8_t* base, size_t offset, Field value) {
   std::memcpy(base + offset, &value, sizeof value);
 }
 
-// Stores a frame header into the ring field by field. Not one copy of the whole struct: that
-// reads `h` back as 8-byte words over the narrower stores that built it, and such a load
-// cannot take its bytes from stores still in flight, so it waits until every older store
-// has left this core, including the previous frame's stores into a ring whose lines are
-// still on their way from the peer's core (back-to-back frames then went one cross-core
-// transfer at a time). Nor two words composed from the fields: GCC merges those loads into
-// that very 16-byte copy (seen in the release build's code).
-void store_frame_header(uint8_t* at, const ShmFrameHeader& h) {
-  put_field<decltype(h.slid)>(at, offsetof(ShmFrameHeader, slid), h.slid);
-  put_field<decltype(h.dlid)>(at, offsetof(ShmFrameHeader, dlid), h.dlid);
-  put_field<decltype(h.sl)>(at, offsetof(ShmFrameHeader, sl), h.sl);
-  put_field<decltype(h.burst_mtu)>(at, offsetof(ShmFrameHeader, burst_mtu), h.burst_mtu);
-  put_field<decltype(h.packets)>(at, offsetof(ShmFrameHeader, packets), h.packets);
-  put_field<decltype(h.last_opcode)>(at, offsetof(ShmFrameHeader, last_opcode), h.last_opcode);
-  put_field<decltype(h.last_flags)>(at, offsetof(ShmFrameHeader, last_flags), h.last_flags);
-  put_field<decltype(h.reserved)>(at, offsetof(ShmFrameHeader, reserved), h.reserved);
-  put_field<decltype(h.last_ext)>(at, offsetof(ShmFrameHeader, last_ext), h.last_ext);
+// A frame header goes into the ring field by field, each from a value in a register: reserve()
+// writes an ordinary frame's, commit_burst() overwrites the burst's fields in place. Never a
+// header built in memory and copied in: such a copy reads it back as wide words over the
+// narrower stores that built it, and that load cannot take its bytes from stores still in
+// flight, so it waits until every older store has left this core, including the previous
+// frame's stores into a ring whose lines are still on their way from the peer's core
+// (back-to-back frames then went one cross-core transfer at a time). Nor two words composed
+// from such a header's fields: GCC merges those loads into the same 16-byte copy (seen in
+// the release build's code).
+//
+// An ordinary frame's header (reserve()).
+void store_frame_header(uint8_t* at, uint16_t slid, uint16_t dlid, uint8_t sl) {
+  put_field<decltype(ShmFrameHeader::slid)>(at, offsetof(ShmFrameHeader, slid), slid);
+  put_field<decltype(ShmFrameHeader::dlid)>(at, offsetof(ShmFrameHeader, dlid), dlid);
+  put_field<decltype(ShmFrameHeader::sl)>(at, offsetof(ShmFrameHeader, sl), sl);
+  put_field<decltype(ShmFrameHeader::burst_mtu)>(at, offsetof(ShmFrameHeader, burst_mtu), 0);
+  put_field<decltype(ShmFrameHeader::packets)>(at, offsetof(ShmFrameHeader, packets), 1);
+  put_field<decltype(ShmFrameHeader::last_opcode)>(at, offsetof(ShmFrameHeader, last_opcode), 0);
+  put_field<decltype(ShmFrameHeader::last_flags)>(at, offsetof(ShmFrameHeader, last_flags), 0);
+  put_field<decltype(ShmFrameHeader::reserved)>(at, offsetof(ShmFrameHeader, reserved), 0);
+  put_field<decltype(ShmFrameHeader::last_ext)>(at, offsetof(ShmFrameHeader, last_ext), 0);
+}
+
+// A burst's fields (rc::Burst), over the header reserve() stored.
+void store_burst_fields(uint8_t* at, const rc::Burst& b, uint8_t flags) {
+  put_field<decltype(ShmFrameHeader::burst_mtu)>(at, offsetof(ShmFrameHeader, burst_mtu), b.mtu);
+  put_field<decltype(ShmFrameHeader::packets)>(at, offsetof(ShmFrameHeader, packets), b.packets);
+  put_field<decltype(ShmFrameHeader::last_opcode)>(at, offsetof(ShmFrameHeader, last_opcode), b.last_opcode);
+  put_field<decltype(ShmFrameHeader::last_flags)>(at, offsetof(ShmFrameHeader, last_flags), flags);
+  put_field<decltype(ShmFrameHeader::last_ext)>(at, offsetof(ShmFrameHeader, last_ext), b.last_ext);
 }
 
 }  // namespace
@@ -168,12 +181,7 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
     return {};
   }
   const wire::MutByteSpan room = *reserved;
-  building_fh_ = ShmFrameHeader{};
-  building_fh_.slid = to.slid.value();
-  building_fh_.dlid = to.dlid.value();
-  building_fh_.sl = to.sl;
-  building_fh_.packets = 1;
-  store_frame_header(room.data(), building_fh_);
+  store_frame_header(room.data(), to.slid.value(), to.dlid.value(), to.sl);
   building_at_ = room.data();
   if (to.global) {
     uint8_t* g = room.data() + sizeof(ShmFrameHeader);
@@ -226,17 +234,12 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   if (building_ == nullptr) return;  // a lost frame
   if (burst.packets > 1) {
     // The burst's fields go into the frame header written at reserve().
-    ShmFrameHeader& fh = building_fh_;
-    fh.burst_mtu = burst.mtu;
-    fh.packets = burst.packets;
-    fh.last_opcode = burst.last_opcode;
-    fh.last_flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
-    fh.last_ext = burst.last_ext;
+    uint8_t flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
     if (burst.by_reference) {
-      fh.last_flags |= kFrameByReference;
+      flags |= kFrameByReference;
       ++counters_.ref_frames_sent;
     }
-    store_frame_header(building_at_, fh);
+    store_burst_fields(building_at_, burst, flags);
   }
   commit(len);
 }

@@ -182,7 +182,6 @@ class ShmLink final : public rc::FrameSink {
   Peer* building_ = nullptr;
   size_t building_header_ = 0;
   uint8_t* building_at_ = nullptr;  // its ShmFrameHeader in the ring
-  ShmFrameHeader building_fh_{};     // what reserve() stored there (commit_burst adds the burst's fields)
   uint16_t building_kind_ = 0;
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
