@@ -34,7 +34,7 @@ Position position_of(bool first, bool last) {
 // the bytes packet::write_transport_headers writes for the same headers (the protocol
 // fixture's CaptureSink rebuilds every frame the device sends with the builder and compares),
 // without filling a TransportHeaders first. Nearly every packet sent is written here; through
-// the generic table a 64-byte SEND cost ~85 instructions more (callgrind). `bth.pad_count` is
+// the generic table a 64-byte SEND cost ~75 instructions more (callgrind). `bth.pad_count` is
 // ignored: the pad follows from `payload_len`, and its bytes are zeroed here.
 size_t write_request_headers(const packet::OpcodeInfo& info, const wire::Bth& bth, const verbs::SendWqe& w,
                              const wire::Deth* deth, size_t payload_len, wire::MutByteSpan out) {
