@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Instructions a message on the shared-memory data path, counted with callgrind (a
+diagnostic, not a target: it has no anchor, and it is the same on near and far vCPUs, which
+the timed figures of bench/datapath.py are not).
+
+It runs `bench_verbs rate` (64-byte SENDs in batches of 32) or `bench_verbs lat` (an 8-byte
+ping-pong) under `valgrind --tool=callgrind --trace-children=yes`, reads each bench_verbs
+process's inclusive counts with callgrind_annotate, and divides them by the messages that
+process handled. One JSON object per line:
+
+  {"bench": "instructions_per_message", "mode": "rate", "size": 64, "side": "sender",
+   "function": "Device::progress", "value": 465.2, "messages": 220000}
+
+- side: "sender" or "receiver" in rate mode (the process whose Device::progress outweighs its
+  Device::receive sends), "a"/"b" in lat mode (both do both).
+- function: the inclusive count of that function (and all it calls) a message. The stable
+  figures are Device::progress on the sender (the requester and the link's send side) and
+  Device::receive on the receiver; QueuePair::post_send also holds the ACKs a post's step
+  happens to take, which move between runs.
+- In lat mode a "message" is a round trip: each side sends one SEND and receives one (and
+  an ACK each way), and the figures include the polling that waits for the reply.
+- messages: what bench_verbs ran, warm-up included (rate: max(iters/10, 10000) rounded up to
+  32, plus iters; lat: iters + max(iters/10, 100) round trips).
+
+  python3 bench/instructions.py [--mode rate|lat] [--iters N] [--bench PATH]
+
+Needs valgrind (apt install valgrind); a run of the default 200,000 messages takes seconds.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+
+# The functions reported, by the name callgrind_annotate prints (without the file prefix).
+FUNCTIONS = {
+    "QueuePair::post_send": "softib::QueuePair::post_send(",
+    "Device::progress": "softib::rc::Device::progress(",
+    "ShmLink::reserve": "softib::link::ShmLink::reserve(",
+    "ShmLink::commit": "softib::link::ShmLink::commit(",
+    "ShmLink::poll": "softib::link::ShmLink::poll(",
+    "Device::receive": "softib::rc::Device::receive(",
+    "Device::execute": "softib::rc::Device::execute(",
+    "parse_transport_frame": "softib::packet::parse_transport_frame(",
+    "QueuePair::post_recv": "softib::QueuePair::post_recv(",
+}
+
+LINE = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$")
+
+
+def inclusive_counts(annotate_text):
+    """{report name: inclusive count} from `callgrind_annotate --inclusive=yes` output. A
+    function may be listed several times (its inlined parts are attributed to their own files);
+    the largest entry is the whole function's."""
+    counts = {}
+    for line in annotate_text.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        value = int(m.group(1).replace(",", ""))
+        name = m.group(2)
+        for report, pattern in FUNCTIONS.items():
+            if pattern in name and value > counts.get(report, -1):
+                counts[report] = value
+    return counts
+
+
+def profiled_program(annotate_text):
+    """The basename of the program a callgrind_annotate output profiled, or None."""
+    for line in annotate_text.splitlines():
+        if line.startswith("Profiled target:"):
+            words = line.split()
+            return os.path.basename(words[2]) if len(words) > 2 else None
+    return None
+
+
+def messages(mode, iters):
+    """The messages bench_verbs runs for `iters` (bench/verbs.cpp rate() and latency())."""
+    if mode == "rate":
+        warm = (max(iters // 10, 10000) + 31) // 32 * 32
+        return warm + iters
+    return iters + max(iters // 10, 100)
+
+
+def sides(mode, per_process):
+    """Names each process's counts: in rate mode the sender is the one whose progress
+    outweighs its receive; in lat mode the two are "a" and "b" in the order given."""
+    if mode != "rate":
+        return list(zip(["a", "b"], per_process))
+    named = []
+    for counts in per_process:
+        sender = counts.get("Device::progress", 0) > counts.get("Device::receive", 0)
+        named.append(("sender" if sender else "receiver", counts))
+    return named
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=["rate", "lat"], default="rate")
+    ap.add_argument("--iters", type=int, default=200000)
+    ap.add_argument("--bench", default=os.path.join(TOP, "build", "release", "bench", "bench_verbs"))
+    args = ap.parse_args()
+    for tool in ("valgrind", "callgrind_annotate"):
+        if shutil.which(tool) is None:
+            sys.exit(f"instructions.py: needs {tool} (apt install valgrind)")
+    if not os.access(args.bench, os.X_OK):
+        sys.exit(f"instructions.py: no {args.bench} (make release)")
+    size = 64 if args.mode == "rate" else 8
+    with tempfile.TemporaryDirectory(prefix="softib-callgrind-") as d:
+        cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={d}/cg.%p",
+               args.bench, args.mode, "--size", str(size), "--iters", str(args.iters)]
+        run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
+        if run.returncode != 0:
+            sys.exit(f"instructions.py: {' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
+        per_process = []
+        for f in sorted(glob.glob(os.path.join(d, "cg.*"))):
+            text = subprocess.run(["callgrind_annotate", "--inclusive=yes", f], capture_output=True, text=True,
+                                  check=True).stdout
+            if profiled_program(text) != "bench_verbs":
+                continue  # softibd
+            per_process.append(inclusive_counts(text))
+    n = messages(args.mode, args.iters)
+    for side, counts in sides(args.mode, per_process):
+        for function, value in counts.items():
+            print(json.dumps({"bench": "instructions_per_message", "mode": args.mode, "size": size, "side": side,
+                              "function": function, "value": round(value / n, 1), "messages": n}))
+
+
+if __name__ == "__main__":
+    main()

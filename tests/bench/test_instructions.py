@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""bench/instructions.py's reading of callgrind_annotate output (no valgrind run here)."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from instructions import inclusive_counts, messages, profiled_program, sides  # noqa: E402
+
+# The shape of `callgrind_annotate --inclusive=yes` output (trimmed from a real run).
+SENDER = """\
+Profiled target:  build/release/bench/bench_verbs rate --size 64 --iters 200000 (PID 3644, part 1)
+Events recorded:  Ir
+--------------------------------------------------------------------------------
+191,433,114 (100.0%)  PROGRAM TOTALS
+--------------------------------------------------------------------------------
+140,800,000 (73.55%)  /work/main/src/api/verbs.cpp:softib::QueuePair::post_send(std::span<softib::verbs::SendWr const, 18446744073709551615ul>, unsigned long*) [clone .constprop.0]
+102,300,000 (53.44%)  /work/main/src/rc/device.cpp:softib::rc::Device::progress(softib::rc::Device::AckPolicy)
+ 76,477,592 (39.95%)  src/rc/requester.cpp:softib::rc::Device::progress(softib::rc::Device::AckPolicy)
+ 18,040,000 ( 9.42%)  /work/main/src/link/shm_link.cpp:softib::link::ShmLink::reserve(softib::rc::FrameAddr const&, softib::Qpn, unsigned long)
+ 16,280,000 ( 8.50%)  /work/main/src/rc/responder.cpp:softib::rc::Device::receive(softib::rc::FrameAddr const&, std::span<unsigned char const, 18446744073709551615ul>, softib::rc::Burst const&)
+"""
+RECEIVER = """\
+Profiled target:  build/release/bench/bench_verbs rate --size 64 --iters 200000 (PID 3646, part 1)
+ 128,920,000 (65.00%)  /work/main/src/rc/responder.cpp:softib::rc::Device::receive(softib::rc::FrameAddr const&, std::span<unsigned char const, 18446744073709551615ul>, softib::rc::Burst const&)
+  26,180,000 (13.20%)  /work/main/src/packet/transport_frame.cpp:softib::packet::parse_transport_frame(std::span<unsigned char const, 18446744073709551615ul>, softib::packet::TransportFrame&)
+   1,000,000 ( 0.50%)  /work/main/src/rc/device.cpp:softib::rc::Device::progress(softib::rc::Device::AckPolicy)
+"""
+DAEMON = "Profiled target:  /work/main/build/release/bench/../bin/softibd --fabric t1 (PID 3645, part 1)\n"
+
+
+class Reading(unittest.TestCase):
+    def test_the_largest_entry_of_a_function_is_its_inclusive_count(self):
+        counts = inclusive_counts(SENDER)
+        self.assertEqual(counts["Device::progress"], 102_300_000)  # not the requester.cpp part
+        self.assertEqual(counts["QueuePair::post_send"], 140_800_000)
+        self.assertEqual(counts["ShmLink::reserve"], 18_040_000)
+        self.assertNotIn("Device::execute", counts)
+
+    def test_only_bench_verbs_is_read(self):
+        self.assertEqual(profiled_program(SENDER), "bench_verbs")
+        self.assertEqual(profiled_program(DAEMON), "softibd")
+        self.assertIsNone(profiled_program("no header\n"))
+
+    def test_the_sender_is_the_side_that_progresses_more_than_it_receives(self):
+        named = sides("rate", [inclusive_counts(RECEIVER), inclusive_counts(SENDER)])
+        self.assertEqual([n for n, _ in named], ["receiver", "sender"])
+        self.assertEqual([n for n, _ in sides("lat", [{}, {}])], ["a", "b"])
+
+    def test_messages_follow_bench_verbs_warm_up(self):
+        self.assertEqual(messages("rate", 200000), 220000)
+        self.assertEqual(messages("rate", 1000), 10016 + 1000)  # a 10,000 warm-up in whole batches of 32
+        self.assertEqual(messages("lat", 20000), 22000)
+        self.assertEqual(messages("lat", 500), 600)
+
+
+if __name__ == "__main__":
+    unittest.main()
