@@ -365,6 +365,7 @@ bool Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, 
   return send_written(to, h.bth.dest_qp, packet::transport_length(*info, payload.size()), [&](wire::MutByteSpan out) {
     packet::write_transport_headers(*info, h, payload.size(), out);
     if (!payload.empty()) std::memcpy(out.data() + info->header_length(), payload.data(), payload.size());
+    return true;
   });
 }
 

@@ -158,8 +158,9 @@ class Device {
   FrameAddr address_of(const verbs::AhAttr& ah) const;
   // False when the link refused the frame (flow control): the caller keeps the work.
   bool send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
-  // A frame of `len` transport bytes that `write(out)` fills: reserved, counted and committed
-  // as send_frame() does. False when the link refused it.
+  // A frame of `len` transport bytes that `write(out)` fills: reserved, counted and committed.
+  // `write` returns false to drop the frame uncommitted (the requester's gather found a bad
+  // L_Key). False when the link refused the frame or `write` dropped it.
   template <typename Write>
   bool send_written(const FrameAddr& to, Qpn dest_qp, size_t len, Write&& write) {
     wire::MutByteSpan out = sink_.reserve(to, dest_qp, len);
@@ -167,7 +168,7 @@ class Device {
       refused_ = true;
       return false;
     }
-    write(out);
+    if (!write(out.first(len))) return false;
     ++counters_.tx_packets;
     sink_.commit(len);
     return true;

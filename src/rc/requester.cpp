@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <optional>
 
 #include "base/copy.hpp"
 #include "packet/builder.hpp"
@@ -35,11 +34,12 @@ Position position_of(bool first, bool last) {
 // fixture's CaptureSink rebuilds every frame the device sends with the builder and compares),
 // without filling a TransportHeaders first. Nearly every packet sent is written here; through
 // the generic table a 64-byte SEND cost ~75 instructions more (callgrind). `bth.pad_count` is
-// ignored: the pad follows from `payload_len`, and its bytes are zeroed here.
-size_t write_request_headers(const packet::OpcodeInfo& info, const wire::Bth& bth, const verbs::SendWqe& w,
+// ignored: the pad follows from `payload_len`, and its bytes are zeroed here. REQUIRES:
+// out.size() == packet::transport_length(info, payload_len).
+void write_request_headers(const packet::OpcodeInfo& info, const wire::Bth& bth, const verbs::SendWqe& w,
                              const wire::Deth* deth, size_t payload_len, wire::MutByteSpan out) {
   const size_t pad = (4 - payload_len % 4) % 4;
-  SOFTIB_ASSERT(out.size() >= info.header_length() + payload_len + pad);
+  SOFTIB_ASSERT(out.size() == info.header_length() + payload_len + pad);
   bth.encode(out, static_cast<uint8_t>(pad));
   if (!info.headers.empty()) {
     if (info.headers.has(packet::ExtHeader::kDeth)) {
@@ -52,9 +52,7 @@ size_t write_request_headers(const packet::OpcodeInfo& info, const wire::Bth& bt
     if (info.immediate()) wire::ImmDt{ntohl(w.imm_data)}.encode(out.subspan(info.offset(packet::ExtHeader::kImmDt)));
     if (info.invalidate()) wire::Ieth{RKey(w.imm_data)}.encode(out.subspan(info.offset(packet::ExtHeader::kIeth)));
   }
-  const size_t end = info.header_length() + payload_len;
-  std::fill_n(out.data() + end, pad, uint8_t{0});
-  return end + pad;
+  std::fill_n(out.data() + info.header_length() + payload_len, pad, uint8_t{0});
 }
 
 }  // namespace
@@ -222,7 +220,7 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
   }
 
   // SEND and RDMA WRITE: one packet per path MTU (IBA 9.7.2), FIRST/MIDDLE/LAST or ONLY.
-  std::optional<wire::Deth> deth;
+  wire::Deth deth;  // UD only
   // IBA 10.2.4: a Q_Key with the high bit set means "use the QP's own Q_Key".
   if (ud) deth = wire::Deth{w.remote_qkey.is_controlled() ? a.qkey : w.remote_qkey, qp.qpn_};
   for (;;) {
@@ -258,29 +256,28 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
     SOFTIB_ASSERT(opcode.has_value());
     const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(*opcode));
     // Headers, then the payload gathered from the SGEs straight into the frame: one copy.
-    wire::MutByteSpan out = sink_.reserve(to, dest_qp, packet::transport_length(info, chunk));
-    if (out.empty()) {
-      refused_ = true;  // the link is full: this packet goes out on a later step
-      return SendResult::kBlocked;
-    }
-    wire::Bth bth;
-    bth.opcode = static_cast<uint8_t>(*opcode);
-    bth.pkey = qp_pkey(qp);
-    bth.dest_qp = dest_qp;
-    bth.psn = req.next_psn;
-    bth.solicited = last && (w.send_flags & verbs::send_flag::kSolicited) != 0;
-    ++req.packets_since_ackreq;
-    bth.ack_req = rc && (last || req.packets_since_ackreq >= kAckReqInterval);
-    if (bth.ack_req) req.packets_since_ackreq = 0;
-    const size_t built = write_request_headers(info, bth, w, deth ? &*deth : nullptr, chunk, out);
-    if (!gather(qp, w, offset, chunk, out.data() + info.header_length())) {
+    bool gathered = true;
+    const bool sent = send_written(to, dest_qp, packet::transport_length(info, chunk), [&](wire::MutByteSpan out) {
+      wire::Bth bth;
+      bth.opcode = static_cast<uint8_t>(*opcode);
+      bth.pkey = qp_pkey(qp);
+      bth.dest_qp = dest_qp;
+      bth.psn = req.next_psn;
+      bth.solicited = last && (w.send_flags & verbs::send_flag::kSolicited) != 0;
+      ++req.packets_since_ackreq;
+      bth.ack_req = rc && (last || req.packets_since_ackreq >= kAckReqInterval);
+      if (bth.ack_req) req.packets_since_ackreq = 0;
+      write_request_headers(info, bth, w, ud ? &deth : nullptr, chunk, out);
+      gathered = gather(qp, w, offset, chunk, out.data() + info.header_length());
+      return gathered;
+    });
+    if (!gathered) {
       // IBA 10.8.3.1: a bad L_Key, PD or bounds fail the WR with a local protection error,
       // and the QP goes to Error. The reserved frame is never committed.
       fail_wqe(qp, pos, WcStatus::kLocProtErr);
       return SendResult::kFailed;
     }
-    ++counters_.tx_packets;
-    sink_.commit(built);
+    if (!sent) return SendResult::kBlocked;  // the link is full: this packet goes out on a later step
     count_sent(req.next_psn);
     req.next_psn += 1;
     req.send_offset += chunk;

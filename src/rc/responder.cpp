@@ -520,6 +520,7 @@ bool Device::run_job(Qp& qp, OutJob& job) {
       return send_written(to, h.bth.dest_qp, kLen, [&](wire::MutByteSpan out) {
         h.bth.encode(out, 0);
         job.aeth.encode(out.subspan(wire::Bth::kLen));
+        return true;
       });
     }
     case OutJob::Kind::kAtomicAck:

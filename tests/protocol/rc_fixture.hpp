@@ -69,7 +69,7 @@ class CaptureSink final : public rc::BufferedSink {
       s.payload.assign(view->payload().begin(), view->payload().end());
       // The requester writes its packets' headers straight from the WQE
       // (rc/requester.cpp): every frame must still be the builder's bytes for what it says.
-      std::vector<uint8_t> rebuilt(s.bytes.size() + 4);
+      std::vector<uint8_t> rebuilt(packet::transport_length(*s.h.info(), s.payload.size()));
       auto n = packet::build_transport(s.h, s.payload, rebuilt);
       if (!n.ok()) {
         ADD_FAILURE() << "the builder refuses a frame the device sent: " << n.error().to_string();

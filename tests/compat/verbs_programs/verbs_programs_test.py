@@ -149,9 +149,26 @@ def start_server(fab, index, argv_for_port, env=None, timeout=60):
     raise TestFailure("no free TCP port for the server")
 
 
+# perftest calibrates its cycle counter against the clock before it reports (get_cpu_mhz); on
+# a busy host the samples scatter and it gives up with "Correlation coefficient r^2: ... < 0.9"
+# and "Can't produce a report", exit 1 (seen once in ib_send_bw_all with the vCPUs' probe at
+# 400-1000 ns). That is the host's clock, not the transport: such a pair runs once more.
+PERFTEST_CALIBRATION_FAILED = "Can't produce a report"
+
+
 def run_pair(fab, index, server_argv, client_argv, env=None):
     """Server on host-b, client on host-a; both must exit 0. server_argv/client_argv are
     functions of the port. Returns (server output, client output)."""
+    try:
+        return run_pair_once(fab, index, server_argv, client_argv, env)
+    except TestFailure as e:
+        if PERFTEST_CALIBRATION_FAILED not in str(e):
+            raise
+        TRANSCRIPT.append(f"--- run again: perftest could not calibrate its clock\n{e}")
+        return run_pair_once(fab, index, server_argv, client_argv, env)
+
+
+def run_pair_once(fab, index, server_argv, client_argv, env=None):
     server, port = start_server(fab, index, server_argv, env)
     client = Program(fab, CLIENT_HOST, client_argv(port), "client", env)
     try:
