@@ -120,6 +120,7 @@ ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
 
 wire::MutByteSpan ShmLink::discard(size_t len) {
   building_ = nullptr;
+  building_packed_ = false;
   if (scratch_.size() < len) scratch_.resize(len);
   return wire::MutByteSpan(scratch_.data(), len);
 }
@@ -164,6 +165,11 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
     }
     route_ = Route{to.dlid.value(), block, p};
   }
+  if (batching_ && !to.global && len <= kPackFrameMax) {
+    if (const wire::MutByteSpan room = reserve_packed(p, to, len); !room.empty()) return room;
+  }
+  flush_pack();  // a record of its own goes behind the pack (one reservation a ring at a time)
+  building_packed_ = false;
   const size_t header = sizeof(ShmFrameHeader) + (to.global ? sizeof(ShmGrhFields) : 0);
   if (header + len > p->writer->max_body()) {
     // Larger than a channel can carry: the transport never builds such a frame.
@@ -198,6 +204,42 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
   return room.subspan(header, len);
 }
 
+wire::MutByteSpan ShmLink::reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len) {
+  const size_t need = (sizeof(ShmSubFrame) + len + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
+  if (pack_.peer != p || pack_.room - pack_.used < need) {
+    flush_pack();
+    const std::optional<wire::MutByteSpan> r = p->writer->reserve(kPackBody);
+    if (!r) return {};  // no room for a whole pack: the frame goes as a record of its own
+    pack_ = Pack{p, r->data(), 0, r->size()};
+  }
+  uint8_t* at = pack_.body + pack_.used;
+  put_field<decltype(ShmSubFrame::slid)>(at, offsetof(ShmSubFrame, slid), to.slid.value());
+  put_field<decltype(ShmSubFrame::dlid)>(at, offsetof(ShmSubFrame, dlid), to.dlid.value());
+  put_field<decltype(ShmSubFrame::sl)>(at, offsetof(ShmSubFrame, sl), to.sl);
+  put_field<decltype(ShmSubFrame::reserved)>(at, offsetof(ShmSubFrame, reserved), 0);
+  building_ = p;
+  building_at_ = at;
+  building_packed_ = true;
+  return wire::MutByteSpan(at + sizeof(ShmSubFrame), len);
+}
+
+void ShmLink::flush_pack() {
+  Peer* p = pack_.peer;
+  if (p == nullptr) return;
+  pack_.peer = nullptr;
+  if (pack_.used == 0) return;  // its one frame was dropped uncommitted: the space is reserved again later
+  p->writer->commit(pack_.used, kRecordPacked);
+  ++counters_.packs_sent;
+  ring_if_asleep(*p);
+}
+
+void ShmLink::ring_if_asleep(Peer& p) {
+  if (p.inbox.needs_doorbell()) {
+    ++counters_.doorbells;
+    p.doorbell.ring();
+  }
+}
+
 void ShmLink::wake_stalled() {
   for (auto& up : peers_) {
     Peer& p = *up;
@@ -230,9 +272,19 @@ void ShmLink::copy_large(void* dst, const void* src, size_t n) {
     copy_streaming(dst, src, n);
 }
 
+wire::MutByteSpan ShmLink::reserve_burst(const rc::FrameAddr& to, Qpn dest_qp, size_t len) {
+  // A record of its own, behind any pack (reserve() publishes it first).
+  const bool batching = batching_;
+  batching_ = false;
+  const wire::MutByteSpan out = reserve(to, dest_qp, len);
+  batching_ = batching;
+  return out;
+}
+
 void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   if (building_ == nullptr) return;  // a lost frame
   if (burst.packets > 1) {
+    SOFTIB_ASSERT_MSG(!building_packed_, "a burst is reserved with reserve_burst(), never packed");
     // The burst's fields go into the frame header written at reserve().
     uint8_t flags = static_cast<uint8_t>((burst.last_ack_req ? 1 : 0) | (burst.last_solicited ? 2 : 0));
     if (burst.by_reference) {
@@ -248,12 +300,16 @@ void ShmLink::commit(size_t len) {
   Peer* p = building_;
   building_ = nullptr;
   if (p == nullptr) return;  // a lost frame
-  p->writer->commit(building_header_ + len, building_kind_);
   ++counters_.frames_sent;
-  if (p->inbox.needs_doorbell()) {
-    ++counters_.doorbells;
-    p->doorbell.ring();
+  if (building_packed_) {
+    // Published with its pack (flush_pack).
+    put_field<decltype(ShmSubFrame::length)>(building_at_, offsetof(ShmSubFrame, length), static_cast<uint16_t>(len));
+    pack_.used += (sizeof(ShmSubFrame) + len + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
+    ++counters_.frames_packed;
+    return;
   }
+  p->writer->commit(building_header_ + len, building_kind_);
+  ring_if_asleep(*p);
 }
 
 size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, size_t want) {
@@ -273,64 +329,108 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       if (!r.reader || r.token != owner) {
         r.token = owner;
         r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
+        r.packed_at = 0;
       }
       while (n < budget && !answered()) {
         const auto rec = r.reader->peek();
         if (!rec) break;
-        rc::FrameAddr from;
-        const size_t header = sizeof(ShmFrameHeader) + (rec->kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
-        if ((rec->kind != kRecordFrame && rec->kind != kRecordFrameGlobal) || rec->body.size() < header) {
-          ++counters_.malformed;
+        if (rec->kind == kRecordPacked) {
+          // The rest of the record waits, in place, when the budget or the answer comes first.
+          if (!take_packed(device, r, rec->body, n, budget, until, want)) break;
         } else {
-          ShmFrameHeader fh;
-          std::memcpy(&fh, rec->body.data(), sizeof fh);
-          from.slid = Lid(fh.slid);
-          from.dlid = Lid(fh.dlid);
-          from.sl = fh.sl;
-          rc::Burst burst;
-          burst.packets = fh.packets;
-          burst.mtu = fh.burst_mtu;
-          burst.last_opcode = fh.last_opcode;
-          burst.last_ack_req = (fh.last_flags & 1) != 0;
-          burst.last_solicited = (fh.last_flags & 2) != 0;
-          burst.last_ext = fh.last_ext;
-          bool deliver = true;
-          if ((fh.last_flags & kFrameByReference) != 0) {
-            // The sender's process as softibd knows it (never the frame's or the token's word).
-            burst.by_reference = true;
-            burst.ref_pid = static_cast<int32_t>(dir_.endpoint_pid(static_cast<uint32_t>(owner)).value_or(0));
-            if (!r.ref_checked) {
-              r.ref_checked = true;
-              if (!may_read(burst.ref_pid)) mem.control().no_reference.store(1, std::memory_order_relaxed);
-            }
-            if (mem.control().no_reference.load(std::memory_order_relaxed) != 0) {
-              ++counters_.ref_refused;  // lost: the sender retransmits inline
-              deliver = false;
-            }
-          }
-          if (rec->kind == kRecordFrameGlobal) {
-            ShmGrhFields g;
-            std::memcpy(&g, rec->body.data() + sizeof fh, sizeof g);
-            from.global = true;
-            std::array<uint8_t, 16> raw;
-            std::memcpy(raw.data(), g.sgid, 16);
-            from.sgid = Gid(raw);
-            std::memcpy(raw.data(), g.dgid, 16);
-            from.dgid = Gid(raw);
-            from.flow_label = g.flow_label;
-            from.traffic_class = g.traffic_class;
-            from.hop_limit = g.hop_limit;
-          }
-          ++counters_.frames_received;
-          if (deliver) device.receive(from, rec->body.subspan(header), burst);
+          take_frame(device, r, mem, owner, *rec);
+          ++n;
         }
         r.reader->release();
-        ++n;
       }
       r.reader->publish();
     }
   }
   return n;
+}
+
+void ShmLink::take_frame(rc::Device& device, Reader& r, const ChannelMemory& mem, uint64_t owner, const Record& rec) {
+  rc::FrameAddr from;
+  const size_t header = sizeof(ShmFrameHeader) + (rec.kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
+  if ((rec.kind != kRecordFrame && rec.kind != kRecordFrameGlobal) || rec.body.size() < header) {
+    ++counters_.malformed;
+  } else {
+    ShmFrameHeader fh;
+    std::memcpy(&fh, rec.body.data(), sizeof fh);
+    from.slid = Lid(fh.slid);
+    from.dlid = Lid(fh.dlid);
+    from.sl = fh.sl;
+    rc::Burst burst;
+    burst.packets = fh.packets;
+    burst.mtu = fh.burst_mtu;
+    burst.last_opcode = fh.last_opcode;
+    burst.last_ack_req = (fh.last_flags & 1) != 0;
+    burst.last_solicited = (fh.last_flags & 2) != 0;
+    burst.last_ext = fh.last_ext;
+    bool deliver = true;
+    if ((fh.last_flags & kFrameByReference) != 0) {
+      // The sender's process as softibd knows it (never the frame's or the token's word).
+      burst.by_reference = true;
+      burst.ref_pid = static_cast<int32_t>(dir_.endpoint_pid(static_cast<uint32_t>(owner)).value_or(0));
+      if (!r.ref_checked) {
+        r.ref_checked = true;
+        if (!may_read(burst.ref_pid)) mem.control().no_reference.store(1, std::memory_order_relaxed);
+      }
+      if (mem.control().no_reference.load(std::memory_order_relaxed) != 0) {
+        ++counters_.ref_refused;  // lost: the sender retransmits inline
+        deliver = false;
+      }
+    }
+    if (rec.kind == kRecordFrameGlobal) {
+      ShmGrhFields g;
+      std::memcpy(&g, rec.body.data() + sizeof fh, sizeof g);
+      from.global = true;
+      std::array<uint8_t, 16> raw;
+      std::memcpy(raw.data(), g.sgid, 16);
+      from.sgid = Gid(raw);
+      std::memcpy(raw.data(), g.dgid, 16);
+      from.dgid = Gid(raw);
+      from.flow_label = g.flow_label;
+      from.traffic_class = g.traffic_class;
+      from.hop_limit = g.hop_limit;
+    }
+    ++counters_.frames_received;
+    if (deliver) device.receive(from, rec.body.subspan(header), burst);
+  }
+}
+
+bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget,
+                          const verbs::Cq* until, size_t want) {
+  const rc::Burst single;
+  rc::FrameAddr from;
+  size_t at = r.packed_at;
+  while (at < body.size()) {
+    if (at != r.packed_at && (n >= budget || (until != nullptr && until->queued() >= want))) {
+      r.packed_at = static_cast<uint32_t>(at);
+      return false;
+    }
+    // The sizes come from the other process: a sub-frame that runs past the record ends it.
+    if (body.size() - at < sizeof(ShmSubFrame)) {
+      ++counters_.malformed;
+      break;
+    }
+    ShmSubFrame sf;
+    std::memcpy(&sf, body.data() + at, sizeof sf);
+    const size_t span = (sizeof sf + sf.length + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
+    if (sf.length > body.size() - at - sizeof sf) {
+      ++counters_.malformed;
+      break;
+    }
+    from.slid = Lid(sf.slid);
+    from.dlid = Lid(sf.dlid);
+    from.sl = sf.sl;
+    ++counters_.frames_received;
+    ++n;
+    device.receive(from, body.subspan(at + sizeof sf, sf.length), single);
+    at += span;
+  }
+  r.packed_at = 0;
+  return true;
 }
 
 // Whether this process may read `pid`'s memory with process_vm_readv (a zero-length read

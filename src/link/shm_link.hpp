@@ -13,7 +13,8 @@
 // ring refuses the frame (flow control, rc/frame.hpp). Lost and refused frames are counted.
 //
 // Each record in a channel is an ShmFrameHeader (the LRH/GRH-level addressing) followed by
-// the frame's transport bytes.
+// the frame's transport bytes, or, for a batch of small frames to one peer (begin_batch), a
+// packed record: one ShmSubFrame header and the transport bytes of each, 8-byte aligned.
 //
 // Thread: the FrameSink side and poll()/housekeeping() run under the owning device's lock;
 // ready() and the inbox's sleep protocol may be used by the engine around it.
@@ -39,6 +40,7 @@ namespace softib::link {
 
 inline constexpr uint16_t kRecordFrame = 1;        // ShmFrameHeader (local) + transport
 inline constexpr uint16_t kRecordFrameGlobal = 2;  // ShmFrameHeader + ShmGrhFields + transport
+inline constexpr uint16_t kRecordPacked = 3;       // (ShmSubFrame + transport, padded to 8) ...
 
 struct ShmFrameHeader {
   uint16_t slid;
@@ -59,11 +61,23 @@ struct ShmGrhFields {
   uint8_t hop_limit;
   uint8_t reserved[2];
 };
-static_assert(sizeof(ShmFrameHeader) == 16 && sizeof(ShmGrhFields) == 40);
+// One frame of a packed record: a single packet (no burst, no GRH) of `length` transport
+// bytes, which follow.
+struct ShmSubFrame {
+  uint16_t length;
+  uint16_t slid;
+  uint16_t dlid;
+  uint8_t sl;
+  uint8_t reserved;
+};
+inline constexpr size_t kSubFrameAlign = 8;
+static_assert(sizeof(ShmFrameHeader) == 16 && sizeof(ShmGrhFields) == 40 && sizeof(ShmSubFrame) == kSubFrameAlign);
 
 struct ShmLinkCounters {
   uint64_t frames_sent = 0;
   uint64_t frames_received = 0;
+  uint64_t frames_packed = 0;    // of frames_sent: those that shared a packed record
+  uint64_t packs_sent = 0;       // packed records published
   uint64_t refused = 0;          // a full ring (flow control)
   uint64_t lost_port_down = 0;   // this port or the destination's is not Active
   uint64_t lost_no_endpoint = 0; // no attached endpoint has the DLID or owns the QPN
@@ -98,7 +112,22 @@ class ShmLink final : public rc::FrameSink {
   wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
   void commit(size_t len) override;
   size_t max_burst_bytes() const override { return max_burst_; }
+  wire::MutByteSpan reserve_burst(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
   void commit_burst(size_t len, const rc::Burst& burst) override;
+  // Packing: inside a batch, frames of up to kPackFrameMax transport bytes to one peer share
+  // a record of up to kPackBody bytes, published at the batch's end or when the next frame
+  // does not fit or goes elsewhere. Per frame after the first this saves the record's reserve
+  // and publish on the sender and its read on the receiver, and the record header and the
+  // padding to 64 bytes in the ring (a 64-byte SEND: 88 bytes instead of 128). Off: every
+  // frame is a record of its own (SOFTIB_SHM_PACK=0).
+  void begin_batch() override { batching_ = packing_; }
+  void end_batch() override {
+    batching_ = false;
+    flush_pack();
+  }
+  void set_packing(bool on) { packing_ = on; }
+  static constexpr size_t kPackFrameMax = 256;
+  static constexpr size_t kPackBody = 1024 - sizeof(RecordHeader);
   // Bursts of at most this much payload (0: none; rounded down by the transport to whole
   // packets). Larger bursts cost fewer steps per byte; each must fit half a ring.
   void set_max_burst_bytes(size_t bytes) { max_burst_ = bytes; }
@@ -154,7 +183,14 @@ class ShmLink final : public rc::FrameSink {
     uint64_t token = 0;
     std::optional<ChannelReader> reader;
     bool ref_checked = false;  // may this process read the sender's memory? (asked once)
+    uint32_t packed_at = 0;    // the next sub-frame of the packed record peeked (0: its first)
   };
+  void take_frame(rc::Device& device, Reader& r, const ChannelMemory& mem, uint64_t owner, const Record& rec);
+  bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
+                   size_t want);
+  wire::MutByteSpan reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len);
+  void flush_pack();
+  void ring_if_asleep(Peer& p);
   void refresh();
   bool port_active(uint32_t slot);
   bool may_read(int32_t pid);
@@ -183,6 +219,17 @@ class ShmLink final : public rc::FrameSink {
   size_t building_header_ = 0;
   uint8_t* building_at_ = nullptr;  // its ShmFrameHeader in the ring
   uint16_t building_kind_ = 0;
+  bool building_packed_ = false;  // in pack_: building_at_ is its ShmSubFrame
+  // The packed record being filled (inside a batch): its peer (nullptr: none), its body in
+  // the peer's ring, the bytes used and reserved.
+  struct Pack {
+    Peer* peer = nullptr;
+    uint8_t* body = nullptr;
+    size_t used = 0;
+    size_t room = 0;
+  } pack_;
+  bool packing_ = true;
+  bool batching_ = false;
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
   bool references_ = false;

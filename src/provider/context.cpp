@@ -97,11 +97,12 @@ Context::~Context() {
     const link::ShmLinkCounters& c = shm_->counters();
     const auto [near, far] = shm_->distance_windows();
     log(LogLevel::kDebug, "verbs",
-        "{}: shared-memory link: {} frames sent, {} received, {} refused (ring full); large copies {} cached, {} "
-        "streamed (base/copy.hpp PeerCopy); consumer distance judged near {} times, far {} "
-        "(link/shm_channel.hpp consumer_near); {} doorbells, {} of them to peers that left frames unread",
-        info_.name, c.frames_sent, c.frames_received, c.refused, c.copies_cached, c.copies_streamed, near, far,
-        c.doorbells + c.stall_rings, c.stall_rings);
+        "{}: shared-memory link: {} frames sent ({} of them in {} packed records), {} received, {} refused (ring "
+        "full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer distance judged near {} "
+        "times, far {} (link/shm_channel.hpp consumer_near); {} doorbells, {} of them to peers that left frames "
+        "unread",
+        info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.frames_received, c.refused, c.copies_cached,
+        c.copies_streamed, near, far, c.doorbells + c.stall_rings, c.stall_rings);
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }
@@ -148,6 +149,8 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   // Single copy between processes with SOFTIB_SHM_CMA=1 (src/link/shm_link.hpp says why not by default).
   if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr && std::strcmp(v, "1") == 0) c->shm_->set_references(true);
   c->shm_->set_peer_copy(peer_copy());
+  // SOFTIB_SHM_PACK=0: every frame a ring record of its own (ShmLink::begin_batch), to compare.
+  if (const char* v = std::getenv("SOFTIB_SHM_PACK"); v != nullptr && std::strcmp(v, "0") == 0) c->shm_->set_packing(false);
   c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);

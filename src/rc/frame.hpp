@@ -79,11 +79,22 @@ class FrameSink {
   virtual size_t max_burst_bytes() const { return 0; }
   // The largest payload a burst to `to` may carry by reference (0: never; rc/frame.hpp Burst).
   virtual size_t max_reference_bytes(const FrameAddr& /*to*/, Qpn /*dest_qp*/) { return 0; }
-  // Commits the reserved frame as a burst. REQUIRES: max_burst_bytes() != 0.
+  // Room for a frame that commit_burst() will send: never packed with other frames (a burst by
+  // reference is small). REQUIRES: max_burst_bytes() != 0.
+  virtual wire::MutByteSpan reserve_burst(const FrameAddr& to, Qpn dest_qp, size_t len) {
+    return reserve(to, dest_qp, len);
+  }
+  // Commits the frame reserve_burst() lent as a burst. REQUIRES: max_burst_bytes() != 0.
   virtual void commit_burst(size_t /*len*/, const Burst& /*burst*/) {
     SOFTIB_ASSERT_MSG(false, "commit_burst on a link without segmentation offload");
   }
 
+  // A run of frames the transport sends in one go (one step's WQEs of one QP): between the
+  // two calls a link may carry several frames together (ShmLink packs small frames to one
+  // peer into one ring record), and when end_batch() returns every frame committed since
+  // begin_batch() is on its way. Frames keep their order. Not nested.
+  virtual void begin_batch() {}
+  virtual void end_batch() {}
   // Copies `n` payload bytes into the reserved frame: small ones with memcpy, large ones
   // (kStreamingCopyMin and up) as the link chooses (copy_large; base/copy.hpp).
   void copy_payload(uint8_t* dst, const uint8_t* src, size_t n) {

@@ -115,6 +115,18 @@ bool Device::run_requester(Qp& qp) {
   // SENDs paid ~20 instructions each for it).
   FrameAddr path;
   bool have_path = false;
+  // Several WQEs waiting: their frames go to the link as one batch (FrameSink::begin_batch;
+  // the shared-memory link packs small ones into one ring record). One alone goes as it is.
+  struct Batch {
+    FrameSink* sink = nullptr;
+    ~Batch() {
+      if (sink != nullptr) sink->end_batch();
+    }
+  } batch;
+  if (ring.tail() - req.send_pos > 1) {
+    batch.sink = &sink_;
+    sink_.begin_batch();
+  }
   while (req.send_pos != ring.tail() &&
          (qp.state_ == verbs::QpState::kRts || (qp.state_ == verbs::QpState::kSqd && req.send_started))) {
     verbs::SendWqe& w = ring.at(req.send_pos);
@@ -307,7 +319,7 @@ Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, c
     if (segments == 0) return send_burst(qp, w, pos, to, h, n, false);  // inline says what is wrong
   }
   const size_t body = by_reference ? segments * sizeof(RefSegment) : bytes;
-  wire::MutByteSpan out = sink_.reserve(to, h.bth.dest_qp, info.header_length() + body);
+  wire::MutByteSpan out = sink_.reserve_burst(to, h.bth.dest_qp, info.header_length() + body);
   if (out.empty()) {
     refused_ = true;
     return SendResult::kBlocked;

@@ -286,6 +286,39 @@ TEST_F(Rc, ReceiveBufferTooSmall) {
   EXPECT_EQ(rwc[0].status, WcStatus::kLocLenErr);
 }
 
+// A receive WQE whose SGE names no MR (IBA 9.9.3 class B at the responder): the receive
+// completes with a local protection error, the requester hears a remote operational error
+// through the NAK, and both QPs go on to Error; the next WQE is untouched. For a SEND in one
+// packet, taken straight from the queue's front.
+TEST_F(Rc, AReceiveWqeWithABadLkeyFailsBothSides) {
+  for (const uint32_t len : {16u, 3000u}) {  // one packet; several (the WQE copied and filled)
+    SCOPED_TRACE(len);
+    Sge bad = b.sge(0, 4096);
+    bad.lkey = LKey(bad.lkey.value() + 0x100);
+    ASSERT_TRUE(post_recv(b, qb, 9, {bad}).ok());
+    ASSERT_TRUE(post_recv(b, qb, 10, {b.sge(0, 4096)}).ok());
+    SendWr wr;
+    wr.wr_id = 3;
+    wr.send_flags = send_flag::kSignaled;
+    Sge s = a.sge(0, len);
+    wr.sg_list = {&s, 1};
+    ASSERT_TRUE(post_send(a, qa, wr).ok());
+    auto swc = reap(a.scq, 1);
+    auto rwc = reap(b.rcq, 2);
+    ASSERT_EQ(swc.size(), 1u);
+    EXPECT_EQ(swc[0].status, WcStatus::kRemOpErr);
+    ASSERT_EQ(rwc.size(), 2u);
+    EXPECT_EQ(rwc[0].wr_id, 9u);
+    EXPECT_EQ(rwc[0].status, WcStatus::kLocProtErr);
+    EXPECT_EQ(rwc[1].wr_id, 10u);
+    EXPECT_EQ(rwc[1].status, WcStatus::kWrFlushErr) << "the responder's QP is in Error: the rest is flushed";
+    EXPECT_EQ(qa->state(), QpState::kError);
+    qa = a.create_qp(QpType::kRc);  // a fresh pair for the next length
+    qb = b.create_qp(QpType::kRc);
+    connect(qa, qb, options);
+  }
+}
+
 class RcShortRetry : public Rc {
  protected:
   RcShortRetry() {

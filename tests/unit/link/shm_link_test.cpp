@@ -195,20 +195,130 @@ TEST_F(ShmLinkTest, WriteReadAndSendArriveIntactThroughWrappingRings) {
 
 // An application thread polling a CQ for one completion stops reading its inbox once that
 // completion is there (Engine::StepKind::kPoll); the next frame waits for the next poll.
+// Both ways a step's frames may lie in the ring: one packed record (the default) and a
+// record each (SOFTIB_SHM_PACK=0); a poll stops in the middle of a packed record as well.
 TEST_F(ShmLinkTest, APollForOneCompletionStopsAtTheFrameThatMadeIt) {
+  for (const bool packing : {true, false}) {
+    SCOPED_TRACE(packing ? "packed" : "a record each");
+    build();
+    a->link.set_packing(packing);
+    post_recv(*b, 1, 0, 64);
+    post_recv(*b, 2, 64, 64);
+    post_recv(*b, 3, 128, 64);
+    post(*a, WrOpcode::kSend, 0, 16, 0);
+    post(*a, WrOpcode::kSend, 16, 16, 0);
+    post(*a, WrOpcode::kSend, 32, 16, 0);
+    a->device.progress();  // the three SENDs in b's ring
+    EXPECT_EQ(a->link.counters().packs_sent, packing ? 1u : 0u);
+    EXPECT_EQ(a->link.counters().frames_packed, packing ? 3u : 0u);
+    EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 1), 1u);
+    EXPECT_EQ(b->cq->queued(), 1u);
+    EXPECT_TRUE(b->link.ready()) << "the second SEND waits";
+    EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 1), 0u) << "the CQ already holds what the caller asked for";
+    EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 2), 1u);
+    EXPECT_EQ(b->cq->queued(), 2u);
+    EXPECT_EQ(b->link.poll(b->device, 1), 1u) << "the budget, too, stops it";
+    EXPECT_EQ(b->cq->queued(), 3u);
+    EXPECT_EQ(b->link.poll(b->device), 0u);
+    WorkCompletion wc[3];
+    ASSERT_EQ(b->cq->poll(wc), 3u);
+    for (uint64_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(wc[i].status, WcStatus::kSuccess);
+      EXPECT_EQ(wc[i].wr_id, i + 1) << "in order";
+      EXPECT_EQ(std::memcmp(b->buffer.data() + 64 * i, a->buffer.data() + 16 * i, 16), 0);
+    }
+  }
+}
+
+// A step's small frames to one peer share a packed record (ShmLink::begin_batch); larger
+// ones, and the frames of a lone WQE, go as records of their own; everything arrives whole
+// and in order through a ring that wraps, packs cut where a frame would not fit.
+TEST_F(ShmLinkTest, SmallFramesOfOneStepSharePackedRecords) {
+  build(8192);
+  for (size_t i = 0; i < 4096; ++i) a->buffer[i] = static_cast<uint8_t>(i * 31 + 7);
+  uint64_t id = 0;
+  for (int round = 0; round < 40; ++round) {
+    // 0-244 bytes of payload: frames of 12-256 transport bytes (packed), then one of 300 (not).
+    const uint32_t lens[] = {0, 1, 64, 200, 244, 300, 7, 64, 64};
+    for (size_t k = 0; k < std::size(lens); ++k) {
+      ++id;
+      post_recv(*b, id, 512 * (id % 16), 512);
+    }
+    const uint64_t first = id - std::size(lens) + 1;
+    uint32_t off = 0;
+    for (const uint32_t len : lens) {
+      post(*a, WrOpcode::kSend, off, len, 0);
+      off += len;
+    }
+    const uint64_t packs_before = a->link.counters().packs_sent;
+    off = 0;
+    for (size_t k = 0; k < std::size(lens); ++k) {
+      const WorkCompletion wc = wait(*b);
+      ASSERT_EQ(wc.status, WcStatus::kSuccess);
+      ASSERT_EQ(wc.wr_id, first + k) << "in order";
+      ASSERT_EQ(wc.byte_len, lens[k]);
+      ASSERT_EQ(std::memcmp(b->buffer.data() + 512 * (wc.wr_id % 16), a->buffer.data() + off, lens[k]), 0)
+          << "round " << round << " SEND " << k;
+      off += lens[k];
+    }
+    EXPECT_GE(a->link.counters().packs_sent, packs_before + 2) << "the 300-byte SEND cuts the step's frames in two";
+    for (size_t k = 0; k < std::size(lens); ++k) ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+  }
+  const ShmLinkCounters& c = a->link.counters();
+  EXPECT_EQ(c.frames_packed, 40u * 8) << "every frame but the 300-byte one";
+  EXPECT_GT(a->link.counters().frames_sent, 8192 / 64) << "the ring wrapped";
+  EXPECT_EQ(b->link.counters().malformed, 0u);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
+  // One WQE alone: a record of its own.
+  post_recv(*b, ++id, 0, 64);
+  const uint64_t packed = c.frames_packed;
+  post(*a, WrOpcode::kSend, 0, 8, 0);
+  EXPECT_EQ(wait(*b).status, WcStatus::kSuccess);
+  EXPECT_EQ(c.frames_packed, packed);
+}
+
+// Packed records come from another process: whatever their sizes say, a record is read
+// within its bounds, the frames before a bad one are delivered, the rest is counted as
+// malformed and dropped, and the channel goes on.
+TEST_F(ShmLinkTest, MalformedPackedRecordsAreDroppedAndCounted) {
   build();
+  // Write straight into b's inbox, as a broken sender would: a channel of its own.
+  auto region = ShmRegion::map(dup_fd(b->link.inbox().region().fd()), kInboxHeaderBytes);
+  ASSERT_TRUE(region.ok());
+  auto inbox = ShmInbox::attach(std::move(*region));
+  ASSERT_TRUE(inbox.ok());
+  const auto ch = inbox->claim(0x7777);
+  ASSERT_TRUE(ch.has_value());
+  ChannelWriter w(inbox->channel(*ch), inbox->start_position(*ch));
+  auto put = [&](uint16_t kind, std::vector<uint8_t> body) {
+    auto room = w.reserve(body.size());
+    ASSERT_TRUE(room.has_value());
+    std::copy(body.begin(), body.end(), room->begin());
+    w.commit(body.size(), kind);
+  };
+  auto sub = [](uint16_t length, size_t carried) {
+    std::vector<uint8_t> v(sizeof(ShmSubFrame) + carried, 0);
+    std::memcpy(v.data(), &length, sizeof length);
+    return v;
+  };
+  put(kRecordPacked, {1, 2, 3});                 // shorter than a sub-frame header
+  put(kRecordPacked, sub(40, 16));               // says 40 bytes, carries 16
+  std::vector<uint8_t> two = sub(12, 16);        // a 12-byte frame (b's device drops it: no such QP)
+  const std::vector<uint8_t> bad = sub(0xFFFF, 8);
+  two.insert(two.end(), bad.begin(), bad.end());
+  put(kRecordPacked, two);
+  put(kRecordPacked, {});                        // empty: nothing in it
+  put(99, {0, 0, 0, 0});                         // a kind nobody knows
+  EXPECT_EQ(b->link.poll(b->device), 2u) << "one frame delivered, one kind unknown";
+  EXPECT_EQ(b->link.counters().malformed, 4u);
+  EXPECT_EQ(b->link.counters().frames_received, 1u);
+  // The channel is still read, and a's traffic flows.
   post_recv(*b, 1, 0, 64);
+  post(*a, WrOpcode::kSend, 0, 32, 0);
+  post(*a, WrOpcode::kSend, 32, 32, 0);
   post_recv(*b, 2, 64, 64);
-  post(*a, WrOpcode::kSend, 0, 16, 0);
-  post(*a, WrOpcode::kSend, 16, 16, 0);
-  a->device.progress();  // both SENDs in b's ring
-  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 1), 1u);
-  EXPECT_EQ(b->cq->queued(), 1u);
-  EXPECT_TRUE(b->link.ready()) << "the second SEND waits";
-  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 1), 0u) << "the CQ already holds what the caller asked for";
-  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, 2), 1u);
-  EXPECT_EQ(b->cq->queued(), 2u);
-  EXPECT_EQ(b->link.poll(b->device), 0u);
+  EXPECT_EQ(wait(*b).wr_id, 1u);
+  EXPECT_EQ(wait(*b).wr_id, 2u);
 }
 
 TEST_F(ShmLinkTest, AFullRingHoldsWorkBackWithoutLosingIt) {
@@ -319,6 +429,16 @@ TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   EXPECT_GT(a->link.counters().ref_frames_sent, 10u) << "the first frame goes inline (it finds the peer), the rest by reference";
   EXPECT_EQ(b->device.counters().ref_pulls, a->link.counters().ref_frames_sent) << "each copied straight into the target";
   EXPECT_EQ(b->device.counters().bursts_taken_apart, 0u);
+
+  // Several at once: one step's batch, where small frames are packed; a burst by reference is
+  // small too and still goes as a record of its own (a packed one would lose its burst).
+  const uint64_t refs_before = a->link.counters().ref_frames_sent;
+  for (size_t i = 0; i < 4; ++i) post(*a, WrOpcode::kRdmaWrite, 50000 * i, 40000, b->addr(600000 + 50000 * i));
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(std::memcmp(a->buffer.data() + 50000 * i, b->buffer.data() + 600000 + 50000 * i, 40000), 0) << i;
+  EXPECT_GE(a->link.counters().ref_frames_sent, refs_before + 8) << "two bursts of 16 KiB a WRITE, at least";
+  EXPECT_EQ(b->device.counters().ref_pulls, a->link.counters().ref_frames_sent);
 
   // A receiver that may not read the sender's memory says so in the channel (softib sets it
   // when process_vm_readv is refused): the sender sends inline from then on.
