@@ -10,9 +10,17 @@ namespace softib::link {
 
 namespace {
 
-// PREFETCHW (CPUID 0x80000001 ECX bit 8, "3DNowPrefetch"): AMD since K8, Intel since
-// Broadwell. Elsewhere the opcode is not promised to be a no-op, so it is asked once.
-bool has_prefetchw() {
+// CLOCK_MONOTONIC through the vDSO: its counter read is ordered after earlier loads, so a
+// load between two readings is timed whole.
+uint64_t clock_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
+bool ChannelWriter::cpu_has_prefetchw() {
 #if defined(__x86_64__)
   static const bool yes = [] {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -24,27 +32,18 @@ bool has_prefetchw() {
 #endif
 }
 
-// CLOCK_MONOTONIC through the vDSO: its counter read is ordered after earlier loads, so a
-// load between two readings is timed whole.
-uint64_t clock_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
-
-void ChannelWriter::prefetch_for_write(uint64_t from, uint64_t to) const {
-#if defined(__x86_64__)
-  if (to - from > kWriteAheadMaxRecord || !has_prefetchw()) return;
-  // Lines of the data a lap behind the consumer (already read: the ring is not full there
-  // unless the consumer is a whole lap behind, when this only costs it a refetch).
-  for (uint64_t p = (from + kWriteAhead) & ~uint64_t{kRecordAlign - 1}; p < to + kWriteAhead; p += kRecordAlign)
-    asm volatile("prefetchw %0" ::"m"(*(mem_.data() + (p & (mem_.capacity() - 1)))));
-#else
-  (void)from;
-  (void)to;
-#endif
+std::optional<wire::MutByteSpan> ChannelWriter::reserve_after_pad(size_t length, uint64_t need, uint64_t to_end) {
+  // Pad to the end of the data and start at offset 0. The pad is published at once: it is a
+  // complete record on its own, and the consumer skips it.
+  if (!room_for(to_end + need)) return std::nullopt;
+  RecordHeader& pad = mem_.header_at(tail_);
+  pad.length = static_cast<uint32_t>(to_end - sizeof(RecordHeader));
+  pad.kind = kRecordPad;
+  pad.aux = 0;
+  pad.tag.store(tail_ + 1, std::memory_order_release);
+  tail_ += to_end;
+  reserved_at_ = tail_;
+  return wire::MutByteSpan(mem_.data() + sizeof(RecordHeader), length);
 }
 
 void ChannelWriter::note_head_transfer(uint64_t ns) {
@@ -65,41 +64,6 @@ bool ChannelWriter::room_after_reading_head(uint64_t bytes) {
   if (head != head_cache_) note_head_transfer(t1 - t0);
   head_cache_ = head;
   return mem_.capacity() - (tail_ - head_cache_) >= bytes;
-}
-
-std::optional<wire::MutByteSpan> ChannelWriter::reserve(size_t length) {
-  SOFTIB_ASSERT(length <= max_body());
-  const uint64_t need = record_size(length);
-  const uint64_t offset = tail_ & (mem_.capacity() - 1);
-  const uint64_t to_end = mem_.capacity() - offset;
-  if (need > to_end) {
-    // Pad to the end of the data and start at offset 0. The pad is published at once: it is
-    // a complete record on its own, and the consumer skips it.
-    if (!room_for(to_end + need)) return std::nullopt;
-    RecordHeader& pad = mem_.header_at(tail_);
-    pad.length = static_cast<uint32_t>(to_end - sizeof(RecordHeader));
-    pad.kind = kRecordPad;
-    pad.aux = 0;
-    pad.tag.store(tail_ + 1, std::memory_order_release);
-    tail_ += to_end;
-  } else if (!room_for(need)) {
-    return std::nullopt;
-  }
-  reserved_at_ = tail_;
-  return wire::MutByteSpan(mem_.data() + (tail_ & (mem_.capacity() - 1)) + sizeof(RecordHeader), length);
-}
-
-void ChannelWriter::commit(size_t length, uint16_t kind, uint16_t aux) {
-  SOFTIB_ASSERT(reserved_at_ == tail_);
-  RecordHeader& h = mem_.header_at(tail_);
-  h.length = static_cast<uint32_t>(length);
-  h.kind = kind;
-  h.aux = aux;
-  h.tag.store(tail_ + 1, std::memory_order_release);
-  const uint64_t next = tail_ + record_size(length);
-  prefetch_for_write(tail_, next);
-  tail_ = next;
-  reserved_at_ = UINT64_MAX;
 }
 
 std::optional<Record> ChannelReader::peek() {

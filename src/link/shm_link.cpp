@@ -223,9 +223,8 @@ wire::MutByteSpan ShmLink::reserve_packed(Peer* p, const rc::FrameAddr& to, size
   return wire::MutByteSpan(at + sizeof(ShmSubFrame), len);
 }
 
-void ShmLink::flush_pack() {
+void ShmLink::publish_pack() {
   Peer* p = pack_.peer;
-  if (p == nullptr) return;
   pack_.peer = nullptr;
   if (pack_.used == 0) return;  // its one frame was dropped uncommitted: the space is reserved again later
   p->writer->commit(pack_.used, kRecordPacked);

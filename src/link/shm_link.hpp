@@ -189,7 +189,11 @@ class ShmLink final : public rc::FrameSink {
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
   wire::MutByteSpan reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len);
-  void flush_pack();
+  // Publishes the open pack, if any (inline: most frames find none).
+  void flush_pack() {
+    if (pack_.peer != nullptr) publish_pack();
+  }
+  void publish_pack();
   void ring_if_asleep(Peer& p);
   void refresh();
   bool port_active(uint32_t slot);

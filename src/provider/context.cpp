@@ -91,7 +91,14 @@ AsyncEvent to_event(const rc::AsyncEvent& e) {
 Context::Context(DeviceInfo info, verbs::EventFd async_fd) : info_(std::move(info)), async_(std::move(async_fd)) {}
 
 Context::~Context() {
-  if (engine_) engine_->stop();
+  if (engine_) {
+    engine_->stop();
+    const engine::EngineCounters& e = engine_->counters();
+    log(LogLevel::kDebug, "verbs",
+        "{}: engine: {} device steps did something (the engine's and application threads'), {} were run by "
+        "application threads (busy or not); the engine slept {} times and was rung {} times",
+        info_.name, e.steps.load(), e.inline_steps.load(), e.sleeps.load(), e.wakeups.load());
+  }
   if (shm_) {
     // What the link did, for a user asking why a transfer ran as it did (SOFTIB_LOG=debug).
     const link::ShmLinkCounters& c = shm_->counters();
