@@ -19,9 +19,11 @@ bool parse_transport_frame(wire::ByteSpan t, TransportFrame& out) {
   b.pkey = PKey(wire::load_be16(p + 2));
   b.fecn = (p[4] & 0x80) != 0;
   b.becn = (p[4] & 0x40) != 0;
-  b.dest_qp = Qpn(wire::load_be24(p + 5));
+  // The 24-bit fields as the low bits of the 32-bit words they end (inside the 12 bytes
+  // checked above): one load and a byte swap each, not three loads and shifts.
+  b.dest_qp = Qpn(wire::load_be32(p + 4) & 0xFFFFFF);
   b.ack_req = (p[8] & 0x80) != 0;
-  b.psn = Psn(wire::load_be24(p + 9));
+  b.psn = Psn(wire::load_be32(p + 8) & 0xFFFFFF);
 
   // Every extension header of the row (their lengths are inside header_len, checked above).
   // Most packets carry none (SEND ONLY, FIRST, MIDDLE, LAST; WRITE MIDDLE, LAST): they reset

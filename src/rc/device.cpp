@@ -372,21 +372,22 @@ bool Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, 
 void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {
   auto& ring = qp.sq_.ring();
   SOFTIB_ASSERT(!ring.empty() && &ring.peek() == &w);
-  const bool report = w.signaled || status != WcStatus::kSuccess;
-  verbs::WorkCompletion wc;
-  if (report) {
-    wc.wr_id = w.wr_id;
-    wc.status = status;
-    wc.opcode = verbs::wc_opcode_of(w.opcode);
-    wc.byte_len = static_cast<uint32_t>(w.length);
-    wc.qp_num = qp.qpn_;
-  }
   w.state = verbs::WqeState::kDone;
+  if (!w.signaled && status == WcStatus::kSuccess) {
+    ring.release();  // most WQEs of a stream: no completion to build
+    return;
+  }
+  verbs::WorkCompletion wc;
+  wc.wr_id = w.wr_id;
+  wc.status = status;
+  wc.opcode = verbs::wc_opcode_of(w.opcode);
+  wc.byte_len = static_cast<uint32_t>(w.length);
+  wc.qp_num = qp.qpn_;
   // The slot is free before the completion is visible: a program that polls the completion
   // (or wakes on its event) and posts at once must find room (IBA 10.8.5: a completed WQE no
   // longer occupies the send queue).
   ring.release();
-  if (report) qp.send_cq_->push(wc);
+  qp.send_cq_->push(wc);
 }
 
 verbs::WorkCompletion Device::recv_error(const Qp& qp, uint64_t wr_id, WcStatus status) const {
