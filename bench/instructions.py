@@ -44,7 +44,7 @@ TOP = os.path.dirname(HERE)
 FUNCTIONS = {
     "QueuePair::post_send": "softib::QueuePair::post_send(",
     "Device::progress": "softib::rc::Device::progress(",
-    "ShmLink::reserve": "softib::link::ShmLink::reserve(",
+    "ShmLink::reserve": "softib::link::ShmLink::reserve_frame(",  # reserve() and reserve_burst() call it
     "ShmLink::commit": "softib::link::ShmLink::commit(",
     "ShmLink::poll": "softib::link::ShmLink::poll(",
     "Device::receive": "softib::rc::Device::receive(",

@@ -136,7 +136,7 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
   return max_burst_;
 }
 
-wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) {
+wire::MutByteSpan ShmLink::reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, size_t len, bool may_pack) {
   refresh();
   Peer* p;
   const uint32_t block = dest_qp.value() / kQpnBlock;
@@ -165,7 +165,7 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
     }
     route_ = Route{to.dlid.value(), block, p};
   }
-  if (batching_ && !to.global && len <= kPackFrameMax) {
+  if (may_pack && !to.global && len <= kPackFrameMax) {
     if (const wire::MutByteSpan room = reserve_packed(p, to, len); !room.empty()) return room;
   }
   flush_pack();  // a record of its own goes behind the pack (one reservation a ring at a time)
@@ -205,7 +205,7 @@ wire::MutByteSpan ShmLink::reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t 
 }
 
 wire::MutByteSpan ShmLink::reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len) {
-  const size_t need = (sizeof(ShmSubFrame) + len + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
+  const size_t need = sub_frame_span(len);
   if (pack_.peer != p || pack_.room - pack_.used < need) {
     flush_pack();
     const std::optional<wire::MutByteSpan> r = p->writer->reserve(kPackBody);
@@ -271,15 +271,6 @@ void ShmLink::copy_large(void* dst, const void* src, size_t n) {
     copy_streaming(dst, src, n);
 }
 
-wire::MutByteSpan ShmLink::reserve_burst(const rc::FrameAddr& to, Qpn dest_qp, size_t len) {
-  // A record of its own, behind any pack (reserve() publishes it first).
-  const bool batching = batching_;
-  batching_ = false;
-  const wire::MutByteSpan out = reserve(to, dest_qp, len);
-  batching_ = batching;
-  return out;
-}
-
 void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
   if (building_ == nullptr) return;  // a lost frame
   if (burst.packets > 1) {
@@ -303,7 +294,7 @@ void ShmLink::commit(size_t len) {
   if (building_packed_) {
     // Published with its pack (flush_pack).
     put_field<decltype(ShmSubFrame::length)>(building_at_, offsetof(ShmSubFrame, length), static_cast<uint16_t>(len));
-    pack_.used += (sizeof(ShmSubFrame) + len + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
+    pack_.used += sub_frame_span(len);
     ++counters_.frames_packed;
     return;
   }
@@ -404,6 +395,7 @@ bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, si
   rc::FrameAddr from;
   size_t at = r.packed_at;
   while (at < body.size()) {
+    // poll() checked the limits before the first sub-frame of this call.
     if (at != r.packed_at && (n >= budget || (until != nullptr && until->queued() >= want))) {
       r.packed_at = static_cast<uint32_t>(at);
       return false;
@@ -415,7 +407,6 @@ bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, si
     }
     ShmSubFrame sf;
     std::memcpy(&sf, body.data() + at, sizeof sf);
-    const size_t span = (sizeof sf + sf.length + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
     if (sf.length > body.size() - at - sizeof sf) {
       ++counters_.malformed;
       break;
@@ -426,7 +417,7 @@ bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, si
     ++counters_.frames_received;
     ++n;
     device.receive(from, body.subspan(at + sizeof sf, sf.length), single);
-    at += span;
+    at += sub_frame_span(sf.length);
   }
   r.packed_at = 0;
   return true;

@@ -72,6 +72,10 @@ struct ShmSubFrame {
 };
 inline constexpr size_t kSubFrameAlign = 8;
 static_assert(sizeof(ShmFrameHeader) == 16 && sizeof(ShmGrhFields) == 40 && sizeof(ShmSubFrame) == kSubFrameAlign);
+// The bytes a sub-frame of `len` transport bytes takes in its packed record (padded to 8).
+constexpr size_t sub_frame_span(size_t len) {
+  return (sizeof(ShmSubFrame) + len + kSubFrameAlign - 1) & ~(kSubFrameAlign - 1);
+}
 
 struct ShmLinkCounters {
   uint64_t frames_sent = 0;
@@ -109,10 +113,15 @@ class ShmLink final : public rc::FrameSink {
   ~ShmLink() override;
 
   // ---- out (rc::FrameSink) ----
-  wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
+  wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override {
+    return reserve_frame(to, dest_qp, len, batching_);
+  }
   void commit(size_t len) override;
   size_t max_burst_bytes() const override { return max_burst_; }
-  wire::MutByteSpan reserve_burst(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override;
+  // A record of its own, behind any open pack.
+  wire::MutByteSpan reserve_burst(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override {
+    return reserve_frame(to, dest_qp, len, false);
+  }
   void commit_burst(size_t len, const rc::Burst& burst) override;
   // Packing: inside a batch, frames of up to kPackFrameMax transport bytes to one peer share
   // a record of up to kPackBody bytes, published at the batch's end or when the next frame
@@ -188,6 +197,8 @@ class ShmLink final : public rc::FrameSink {
   void take_frame(rc::Device& device, Reader& r, const ChannelMemory& mem, uint64_t owner, const Record& rec);
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
+  // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.
+  wire::MutByteSpan reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, size_t len, bool may_pack);
   wire::MutByteSpan reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len);
   // Publishes the open pack, if any (inline: most frames find none).
   void flush_pack() {

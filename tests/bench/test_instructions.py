@@ -17,7 +17,7 @@ Events recorded:  Ir
 140,800,000 (73.55%)  /work/main/src/api/verbs.cpp:softib::QueuePair::post_send(std::span<softib::verbs::SendWr const, 18446744073709551615ul>, unsigned long*) [clone .constprop.0]
 102,300,000 (53.44%)  /work/main/src/rc/device.cpp:softib::rc::Device::progress(softib::rc::Device::AckPolicy)
  76,477,592 (39.95%)  src/rc/requester.cpp:softib::rc::Device::progress(softib::rc::Device::AckPolicy)
- 18,040,000 ( 9.42%)  /work/main/src/link/shm_link.cpp:softib::link::ShmLink::reserve(softib::rc::FrameAddr const&, softib::Qpn, unsigned long)
+ 18,040,000 ( 9.42%)  /work/main/src/link/shm_link.cpp:softib::link::ShmLink::reserve_frame(softib::rc::FrameAddr const&, softib::Qpn, unsigned long, bool)
  16,280,000 ( 8.50%)  /work/main/src/rc/responder.cpp:softib::rc::Device::receive(softib::rc::FrameAddr const&, std::span<unsigned char const, 18446744073709551615ul>, softib::rc::Burst const&)
 """
 RECEIVER = """\

@@ -32,6 +32,7 @@
 #include "base/clock.hpp"
 #include "fuzz_target.hpp"
 #include "link/shm_link.hpp"
+#include "support/rc_connect.hpp"
 #include "verbs/caps.hpp"
 
 using namespace softib;
@@ -71,29 +72,13 @@ struct Receiver {
     QpInitAttr init;
     init.cap = {16, kRecvs, 1, 1, 0};
     qp = *device.create_qp(pd, cq, cq, nullptr, init, nullptr);
-    QpAttr x;
-    x.qp_state = QpState::kInit;
-    x.port_num = 1;
-    x.qp_access_flags = access::kRemoteWrite;
-    SOFTIB_ASSERT(device.modify_qp(qp, x, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
-    x = {};
-    x.qp_state = QpState::kRtr;
-    x.path_mtu = Mtu::k256;
-    x.dest_qp_num = Qpn(0x99);
-    x.ah_attr.dlid = Lid(2);
-    x.ah_attr.port_num = 1;
-    x.max_dest_rd_atomic = 1;
-    x.min_rnr_timer = 1;
-    SOFTIB_ASSERT(device.modify_qp(qp, x, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
-                                              attr::kMaxDestRdAtomic | attr::kMinRnrTimer).ok());
-    x = {};
-    x.qp_state = QpState::kRts;
-    x.timeout = 14;
-    x.retry_cnt = 1;
-    x.rnr_retry = 1;
-    x.max_rd_atomic = 1;
-    SOFTIB_ASSERT(device.modify_qp(qp, x, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt |
-                                              attr::kRnrRetry | attr::kMaxQpRdAtomic).ok());
+    test::RcPath path{Qpn(0x99), Lid(2)};
+    path.mtu = Mtu::k256;
+    path.access = access::kRemoteWrite;
+    path.rd_atomic = 1;
+    path.retry_cnt = 1;
+    path.rnr_retry = 1;
+    SOFTIB_ASSERT(test::connect_rc(device, qp, path).ok());
     for (uint32_t i = 0; i < kRecvs; ++i) {
       Sge g{reinterpret_cast<uint64_t>(buffer.data()) + i * kRecvLen, kRecvLen, mr->lkey};
       RecvWr rw{i, {&g, 1}};

@@ -10,6 +10,7 @@
 
 #include "engine/engine.hpp"
 #include "link/loopback.hpp"
+#include "support/rc_connect.hpp"
 #include "verbs/caps.hpp"
 
 namespace softib::engine {
@@ -38,31 +39,10 @@ struct Host {
   }
   void connect(const Host& peer, uint16_t dlid) {
     std::lock_guard lock(device.lock());
-    QpAttr a;
-    a.qp_state = QpState::kInit;
-    a.port_num = 1;
-    a.qp_access_flags = access::kRemoteWrite | access::kRemoteRead;
-    ASSERT_TRUE(device.modify_qp(qp, a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
-    a = {};
-    a.qp_state = QpState::kRtr;
-    a.path_mtu = Mtu::k1024;
-    a.dest_qp_num = peer.qp->qpn();
-    a.ah_attr.dlid = Lid(dlid);
-    a.ah_attr.port_num = 1;
-    a.max_dest_rd_atomic = 4;
-    a.min_rnr_timer = 1;
-    ASSERT_TRUE(device.modify_qp(qp, a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
-                                            attr::kMaxDestRdAtomic | attr::kMinRnrTimer)
-                    .ok());
-    a = {};
-    a.qp_state = QpState::kRts;
-    a.timeout = 14;
-    a.retry_cnt = 7;
-    a.rnr_retry = 7;
-    a.max_rd_atomic = 4;
-    ASSERT_TRUE(device.modify_qp(qp, a, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt |
-                                            attr::kRnrRetry | attr::kMaxQpRdAtomic)
-                    .ok());
+    test::RcPath path{peer.qp->qpn(), Lid(dlid)};
+    path.access = access::kRemoteWrite | access::kRemoteRead;
+    const Status st = test::connect_rc(device, qp, path);
+    ASSERT_TRUE(st.ok()) << st.to_string();
   }
   void post(const SendWr& wr) {
     size_t bad;

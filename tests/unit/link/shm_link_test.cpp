@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "link/shm_link.hpp"
+#include "support/rc_connect.hpp"
 #include "verbs/caps.hpp"
 
 namespace softib::link {
@@ -91,29 +92,11 @@ class ShmLinkTest : public ::testing::Test {
     connect(*b, *a, 1);
   }
   static void connect(Side& s, const Side& peer, uint16_t dlid) {
-    QpAttr x;
-    x.qp_state = QpState::kInit;
-    x.port_num = 1;
-    x.qp_access_flags = access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic;
-    ASSERT_TRUE(s.device.modify_qp(s.qp, x, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
-    x = {};
-    x.qp_state = QpState::kRtr;
-    x.path_mtu = Mtu::k1024;
-    x.dest_qp_num = peer.qp->qpn();
-    x.ah_attr.dlid = Lid(dlid);
-    x.ah_attr.port_num = 1;
-    x.max_dest_rd_atomic = 4;
-    x.min_rnr_timer = 1;
-    ASSERT_TRUE(s.device.modify_qp(s.qp, x, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
-                                                attr::kMaxDestRdAtomic | attr::kMinRnrTimer).ok());
-    x = {};
-    x.qp_state = QpState::kRts;
-    x.timeout = 10;
-    x.retry_cnt = 2;
-    x.rnr_retry = 7;
-    x.max_rd_atomic = 4;
-    ASSERT_TRUE(s.device.modify_qp(s.qp, x, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt |
-                                                attr::kRnrRetry | attr::kMaxQpRdAtomic).ok());
+    test::RcPath path{peer.qp->qpn(), Lid(dlid)};
+    path.timeout = 10;
+    path.retry_cnt = 2;
+    const Status st = test::connect_rc(s.device, s.qp, path);
+    ASSERT_TRUE(st.ok()) << st.to_string();
   }
   // Steps both sides until `s` has a completion (virtual time jumps to the next timer).
   WorkCompletion wait(Side& s, bool b_polls = true) {
