@@ -377,17 +377,23 @@ void Device::complete_send(Qp& qp, verbs::SendWqe& w, WcStatus status) {
     ring.release();  // most WQEs of a stream: no completion to build
     return;
   }
+  const verbs::WorkCompletion wc = send_completion(qp, w, status);
+  // The slot is free before the completion is visible: a program that polls the completion
+  // (or wakes on its event) and posts at once must find room (IBA 10.8.5: a completed WQE no
+  // longer occupies the send queue). The completion is built first: once released, a post
+  // (under the post lock only) may fill the slot again.
+  ring.release();
+  qp.send_cq_->push(wc);
+}
+
+verbs::WorkCompletion Device::send_completion(const Qp& qp, const verbs::SendWqe& w, WcStatus status) const {
   verbs::WorkCompletion wc;
   wc.wr_id = w.wr_id;
   wc.status = status;
   wc.opcode = verbs::wc_opcode_of(w.opcode);
   wc.byte_len = static_cast<uint32_t>(w.length);
   wc.qp_num = qp.qpn_;
-  // The slot is free before the completion is visible: a program that polls the completion
-  // (or wakes on its event) and posts at once must find room (IBA 10.8.5: a completed WQE no
-  // longer occupies the send queue).
-  ring.release();
-  qp.send_cq_->push(wc);
+  return wc;
 }
 
 verbs::WorkCompletion Device::recv_error(const Qp& qp, uint64_t wr_id, WcStatus status) const {

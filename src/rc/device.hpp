@@ -174,9 +174,23 @@ class Device {
     return true;
   }
   void complete_send(Qp& qp, verbs::SendWqe& w, verbs::WcStatus status);
+  verbs::WorkCompletion send_completion(const Qp& qp, const verbs::SendWqe& w, verbs::WcStatus status) const;
   void complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicited);
   verbs::WorkCompletion recv_error(const Qp& qp, uint64_t wr_id, verbs::WcStatus status) const;
   verbs::WorkCompletion received(const Qp& qp, const FrameAddr& from, uint64_t wr_id, verbs::WcOpcode op) const;
+  // The fields every successful receive completion carries (IBA 11.4.2.1: for RC/UC the
+  // source QP is the connected peer; for UD the caller overwrites it from the DETH), into a
+  // value-initialised completion.
+  void fill_received(verbs::WorkCompletion& wc, const Qp& qp, const FrameAddr& from, uint64_t wr_id,
+                     verbs::WcOpcode op) const {
+    wc.wr_id = wr_id;
+    wc.opcode = op;
+    wc.qp_num = qp.qpn_;
+    wc.src_qp = qp.attr_.dest_qp_num;
+    wc.slid = port_.roce ? Lid() : from.slid;
+    wc.sl = from.sl;
+    wc.pkey_index = qp.attr_.pkey_index;
+  }
   void drop(Drop d) { ++counters_.drops[static_cast<size_t>(d)]; }
 
   // requester.cpp

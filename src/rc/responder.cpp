@@ -104,17 +104,9 @@ void Device::take_receive_wqe(Qp& qp) {
   r.recv_offset = 0;
 }
 
-// The fields every successful receive completion carries (IBA 11.4.2.1: for RC/UC the source
-// QP is the connected peer; for UD the caller overwrites it from the DETH).
 verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint64_t wr_id, verbs::WcOpcode op) const {
   verbs::WorkCompletion wc;
-  wc.wr_id = wr_id;
-  wc.opcode = op;
-  wc.qp_num = qp.qpn_;
-  wc.src_qp = qp.attr_.dest_qp_num;
-  wc.slid = port_.roce ? Lid() : from.slid;
-  wc.sl = from.sl;
-  wc.pkey_index = qp.attr_.pkey_index;
+  fill_received(wc, qp, from, wr_id, op);
   return wc;
 }
 
@@ -367,19 +359,21 @@ void Device::on_ud_request(Qp& qp, const FrameAddr& from, const packet::Transpor
     return fault == WcStatus::kLocLenErr ? Exec::kNakInvalid : Exec::kNakOperational;
   };
   // A SEND's last packet: its receive WQE completes.
+  // Built in the CQ's slot (Cq::emplace).
   auto send_received = [&](uint64_t wr_id, uint64_t byte_len) {
-    verbs::WorkCompletion wc = received(qp, from, wr_id, verbs::WcOpcode::kRecv);
-    wc.byte_len = static_cast<uint32_t>(byte_len);
-    if (h.immdt) {
-      wc.wc_flags |= verbs::wc_flag::kWithImm;
-      wc.imm_data = htonl(h.immdt->imm);
-    }
-    if (h.ieth) {
-      wc.wc_flags |= verbs::wc_flag::kWithInv;
-      wc.imm_data = h.ieth->rkey.value();
-    }
     r.msn = (r.msn + 1) & 0xFFFFFF;
-    complete_recv(qp, wc, h.bth.solicited);
+    qp.recv_cq_->emplace(h.bth.solicited, [&](verbs::WorkCompletion& wc) {
+      fill_received(wc, qp, from, wr_id, verbs::WcOpcode::kRecv);
+      wc.byte_len = static_cast<uint32_t>(byte_len);
+      if (h.immdt) {
+        wc.wc_flags |= verbs::wc_flag::kWithImm;
+        wc.imm_data = htonl(h.immdt->imm);
+      }
+      if (h.ieth) {
+        wc.wc_flags |= verbs::wc_flag::kWithInv;
+        wc.imm_data = h.ieth->rkey.value();
+      }
+    });
   };
 
   // The receive WQE is checked before anything is written, so an RNR NAK leaves no trace.

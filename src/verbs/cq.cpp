@@ -6,27 +6,22 @@
 
 namespace softib::verbs {
 
-bool Cq::push(const WorkCompletion& wc, bool solicited) {
-  if (ring_.full()) {
-    overrun_flag_.store(true, std::memory_order_relaxed);
-    if (overrun_) overrun_(*this);
-    return false;
-  }
-  WorkCompletion& slot = ring_.slot_to_fill();
-  slot = wc;
-  if (timestamps_ != nullptr) slot.timestamp_ns = static_cast<uint64_t>(timestamps_->now().time_since_epoch().count());
-  ring_.publish();
+void Cq::lost() {
+  overrun_flag_.store(true, std::memory_order_relaxed);
+  if (overrun_) overrun_(*this);
+}
+
+void Cq::notify_armed(bool solicited) {
   // IBA 11.4.2.2: an armed CQ notifies once, for the next completion or (solicited only) the
   // next solicited or unsuccessful one. arm() may race with this push: the CAS decides which
   // completion the arm saw, as an HCA's event queue does.
   Arm a = arm_.load(std::memory_order_acquire);
-  while (a != Arm::kNone && (a == Arm::kNext || solicited || wc.status != WcStatus::kSuccess)) {
+  while (a != Arm::kNone && (a == Arm::kNext || solicited)) {
     if (arm_.compare_exchange_weak(a, Arm::kNone, std::memory_order_acq_rel)) {
       if (notify_) notify_(*this);
       break;
     }
   }
-  return true;
 }
 
 size_t Cq::poll(std::span<WorkCompletion> out) {
