@@ -99,6 +99,12 @@ Context::~Context() {
         "application threads (busy or not); the engine slept {} times and was rung {} times",
         info_.name, e.steps.load(), e.inline_steps.load(), e.sleeps.load(), e.wakeups.load());
   }
+  if (device_) {
+    const rc::DeviceCounters& d = device_->counters();
+    log(LogLevel::kDebug, "verbs",
+        "{}: transport: {} packets received ({} one-packet SENDs by the fast path), {} sent, {} retransmitted",
+        info_.name, d.rx_packets, d.fast_sends, d.tx_packets, d.retransmits);
+  }
   if (shm_) {
     // What the link did, for a user asking why a transfer ran as it did (SOFTIB_LOG=debug).
     const link::ShmLinkCounters& c = shm_->counters();

@@ -78,6 +78,7 @@ struct DeviceCounters {
   uint64_t ref_bursts_sent = 0;      // bursts whose payload went by reference
   uint64_t ref_pulls = 0;            // by-reference payloads copied straight into their target
   uint64_t ref_pull_failures = 0;    // by-reference payloads that could not be read (burst lost)
+  uint64_t fast_sends = 0;           // one-packet RC SENDs taken by the fast path (receive_send_only)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
 };
@@ -126,6 +127,9 @@ class Device {
   // ---- transport ----
   // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
   void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
+  // The fast paths (receive_send_only) on or off: off, every packet takes the general path.
+  // For the test that holds the two to the same results, and for bisecting.
+  void set_fast_paths(bool on) { fast_paths_ = on; }
   // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and
   // completes flushed work. Returns true when it did anything. An ACK that is not held goes
   // out ahead of the requests (a device acknowledges a request as it takes it, before its
@@ -249,6 +253,7 @@ class Device {
   void send_atomic_ack(Qp& qp, const Resource& res);
   void duplicate_request(Qp& qp, const packet::TransportFrame& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
+  bool receive_send_only(const FrameAddr& from, wire::ByteSpan t);
   // Takes the RQ's (or SRQ's) first WQE into qp.resp_.held for the message that starts.
   // REQUIRES: the queue is not empty.
   void take_receive_wqe(Qp& qp);
@@ -278,6 +283,7 @@ class Device {
   uint32_t next_qpn_ = 0x11;
   std::vector<AsyncEvent> async_;
   bool refused_ = false;
+  bool fast_paths_ = true;
   packet::TransportFrame rx_;  // the frame receive() is working on (reused: no copy per frame)
   std::vector<uint8_t> explode_;  // one packet of a burst taken apart
   std::vector<uint8_t> ref_probe_, ref_scratch_, ref_headers_;  // a by-reference burst's first packet; its bytes fetched

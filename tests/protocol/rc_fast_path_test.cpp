@@ -1,0 +1,295 @@
+// The responder's fast path for a one-packet RC SEND (Device::receive_send_only) held to the
+// general path: two devices, the same in everything but set_fast_paths(), take the same seeded
+// stream of packets, receive WQEs and progress steps, and must agree after every step on the
+// completions, the frames they send (ACKs and NAKs, with their PSNs and MSNs), the counters,
+// the QP state, async events and every byte of memory. The stream is mostly SENDs that are
+// exactly what comes next (the fast path's case) with, at random, everything that must leave
+// it: duplicate and future PSNs, other QPs and transports, wrong P_Keys, TVer, PadCnt and
+// truncated frames, payloads over the PMTU, multi-packet SENDs and WRITEs in between, missing
+// receive WQEs (RNR), WQEs with bad keys or too short, several SGEs, and the QP in error.
+#include <arpa/inet.h>
+
+#include <array>
+#include <memory>
+
+#include "protocol/rc_fixture.hpp"
+#include "support/random.hpp"
+
+namespace softib::testing {
+namespace {
+
+// One device and its memory, as the protocol fixture sets them up.
+class Bed : public RcProtocol {
+ public:
+  explicit Bed(bool fast) { device.set_fast_paths(fast); }
+  void TestBody() override {}
+  using RcProtocol::build;
+  using RcProtocol::buffer;
+  using RcProtocol::clock;
+  using RcProtocol::connect;
+  using RcProtocol::create;
+  using RcProtocol::device;
+  using RcProtocol::hdr;
+  using RcProtocol::mr;
+  using RcProtocol::pd;
+  using RcProtocol::peer;
+  using RcProtocol::poll;
+  using RcProtocol::rcq;
+  using RcProtocol::sink;
+};
+
+void expect_same(const WorkCompletion& a, const WorkCompletion& b) {
+  EXPECT_EQ(a.wr_id, b.wr_id);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.opcode, b.opcode);
+  EXPECT_EQ(a.vendor_err, b.vendor_err);
+  EXPECT_EQ(a.byte_len, b.byte_len);
+  EXPECT_EQ(a.imm_data, b.imm_data);
+  EXPECT_EQ(a.qp_num, b.qp_num);
+  EXPECT_EQ(a.src_qp, b.src_qp);
+  EXPECT_EQ(a.wc_flags, b.wc_flags);
+  EXPECT_EQ(a.pkey_index, b.pkey_index);
+  EXPECT_EQ(a.slid, b.slid);
+  EXPECT_EQ(a.sl, b.sl);
+  EXPECT_EQ(a.dlid_path_bits, b.dlid_path_bits);
+}
+
+void expect_same_counters(const rc::DeviceCounters& a, const rc::DeviceCounters& b) {
+  EXPECT_EQ(a.rx_packets, b.rx_packets);
+  EXPECT_EQ(a.tx_packets, b.tx_packets);
+  EXPECT_EQ(a.rnr_naks_sent, b.rnr_naks_sent);
+  EXPECT_EQ(a.seq_naks_sent, b.seq_naks_sent);
+  EXPECT_EQ(a.duplicates_replayed, b.duplicates_replayed);
+  for (size_t i = 0; i < a.drops.size(); ++i) EXPECT_EQ(a.drops[i], b.drops[i]) << "drop counter " << i;
+}
+
+struct Scenario {
+  bool srq = false;
+  Mtu mtu = Mtu::k256;
+};
+
+class FastPathAgainstGeneralPath : public ::testing::TestWithParam<Scenario> {};
+
+TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
+  const Scenario sc = GetParam();
+  TestRng rng;
+  std::array<std::unique_ptr<Bed>, 2> beds{std::make_unique<Bed>(true), std::make_unique<Bed>(false)};
+  std::array<rc::Qp*, 2> qps{};
+  std::array<rc::Qp*, 2> ucs{};
+  std::array<Srq*, 2> srqs{};
+  QpOptions o;
+  o.mtu = sc.mtu;
+  o.rq_psn = static_cast<uint32_t>(rng.bits(24));
+  o.depth = 64;
+  // RESET (or a new QP) -> INIT -> RTR -> RTS against kPeerQpn, expecting `rq_psn` next.
+  auto bring_up = [&](Bed& b, rc::Qp* qp, uint32_t rq_psn) {
+    QpAttr at;
+    at.qp_state = QpState::kReset;
+    ASSERT_TRUE(b.device.modify_qp(qp, at, attr::kState).ok());
+    at = {};
+    at.qp_state = QpState::kInit;
+    at.port_num = 1;
+    at.qp_access_flags = o.access;
+    ASSERT_TRUE(b.device.modify_qp(qp, at, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
+    at = {};
+    at.qp_state = QpState::kRtr;
+    at.path_mtu = o.mtu;
+    at.dest_qp_num = kPeerQpn;
+    at.rq_psn = Psn(rq_psn);
+    at.ah_attr.dlid = kPeerLid;
+    at.ah_attr.port_num = 1;
+    at.max_dest_rd_atomic = 4;
+    at.min_rnr_timer = 14;
+    ASSERT_TRUE(b.device
+                    .modify_qp(qp, at,
+                               attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
+                                   attr::kMaxDestRdAtomic | attr::kMinRnrTimer)
+                    .ok());
+  };
+  for (size_t i = 0; i < 2; ++i) {
+    Bed& b = *beds[i];
+    if (sc.srq) {
+      auto srq = b.device.create_srq(b.pd, 64, 4, 8, nullptr);
+      ASSERT_TRUE(srq.ok());
+      srqs[i] = *srq;
+    }
+    QpInitAttr init;
+    init.qp_type = QpType::kRc;
+    init.cap = {64, 64, 4, 4, 64};
+    auto qp = b.device.create_qp(b.pd, b.rcq, b.rcq, srqs[i], init, nullptr);
+    ASSERT_TRUE(qp.ok());
+    qps[i] = *qp;
+    bring_up(b, qps[i], o.rq_psn);
+    ucs[i] = b.connect(QpType::kUc, o);
+  }
+  const uint32_t mtu = mtu_bytes(sc.mtu);
+  Psn epsn(o.rq_psn);  // what the peer believes comes next (the devices may disagree: that is the test)
+  Psn confirmed = epsn;  // the last PSN an answer named
+  int quiet = 0;         // steps without an answer
+
+  auto post_recv = [&](uint64_t wr_id) {
+    // The same WQE on both: one SGE mostly, sometimes several, a bad key or a short one.
+    const uint32_t kind = static_cast<uint32_t>(rng.between(0, 99));
+    const size_t nsge = kind < 75 ? 1 : kind < 90 ? rng.between(2, 4) : kind < 95 ? 0 : 1;
+    std::array<size_t, 4> off{};
+    std::array<uint32_t, 4> len{};
+    for (size_t j = 0; j < nsge; ++j) {
+      off[j] = rng.between(0, 48 * 1024);
+      // Mostly room for any packet; sometimes too short for it (a local length error).
+      len[j] = static_cast<uint32_t>(kind < 65 ? rng.between(mtu, mtu + 64)
+                                     : kind < 75 ? rng.between(0, mtu)
+                                                 : rng.between(mtu / 2, mtu));
+    }
+    const bool bad_key = kind >= 95;
+    for (size_t i = 0; i < 2; ++i) {
+      Bed& b = *beds[i];
+      std::array<Sge, 4> sges{};
+      for (size_t j = 0; j < nsge; ++j) {
+        sges[j] = Sge{reinterpret_cast<uint64_t>(b.buffer.data()) + off[j], len[j], b.mr->lkey};
+        if (bad_key) sges[j].lkey = LKey(b.mr->lkey.value() + 0x100);
+      }
+      RecvWr wr{wr_id, {sges.data(), nsge}};
+      size_t bad = 0;
+      const Status s = sc.srq ? b.device.post_srq_recv(srqs[i], std::span<const RecvWr>(&wr, 1), &bad)
+                              : b.device.post_recv(qps[i], std::span<const RecvWr>(&wr, 1), &bad);
+      (void)s;  // a full queue refuses on both (the tail compares what the queues did)
+    }
+  };
+
+  std::vector<uint8_t> payload;
+  uint64_t next_wr = 1;
+  int restarts = 0;
+  for (int i = 0; i < 16; ++i) post_recv(next_wr++);
+  const int kSteps = 6000;
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    const uint32_t action = static_cast<uint32_t>(rng.between(0, 99));
+    if (action < 12) {
+      const uint64_t n = rng.between(1, 8);
+      for (uint64_t k = 0; k < n; ++k) post_recv(next_wr++);
+    } else if (action < 14) {
+      const auto d = std::chrono::milliseconds(rng.between(0, 3));
+      for (auto& b : beds) b->clock.advance(d);
+    } else if (action == 14 && rng.between(0, 20) == 0) {
+      // The QP to Error (rarely): everything flushes, and later packets are dropped.
+      for (size_t i = 0; i < 2; ++i) {
+        QpAttr at;
+        at.qp_state = QpState::kError;
+        ASSERT_TRUE(beds[i]->device.modify_qp(qps[i], at, attr::kState).ok());
+      }
+    } else if (action == 15) {
+      const bool solicited_only = rng.coin();
+      for (auto& b : beds) b->rcq->arm(solicited_only);
+    } else {
+      // A packet. Mostly a SEND ONLY with the PSN that comes next.
+      const uint32_t op_kind = static_cast<uint32_t>(rng.between(0, 99));
+      Opcode op = op_kind < 75   ? Opcode::kRcSendOnly
+                  : op_kind < 90 ? Opcode::kRcSendOnlyWithImmediate
+                  : op_kind < 92 ? Opcode::kRcSendFirst
+                  : op_kind < 93 ? Opcode::kRcSendMiddle
+                  : op_kind < 94 ? Opcode::kRcSendLast
+                  : op_kind < 98 ? Opcode::kRcRdmaWriteOnly
+                                 : Opcode::kUcSendOnly;
+      const uint32_t psn_kind = static_cast<uint32_t>(rng.between(0, 99));
+      const Psn psn = psn_kind < 85 ? epsn : psn_kind < 93 ? epsn - static_cast<uint32_t>(rng.between(1, 3))
+                                                           : epsn + static_cast<uint32_t>(rng.between(1, 3));
+      const uint32_t len_kind = static_cast<uint32_t>(rng.between(0, 99));
+      const size_t len = op == Opcode::kRcSendFirst || op == Opcode::kRcSendMiddle ? mtu
+                         : len_kind < 90                                           ? rng.between(0, mtu)
+                         : len_kind < 95                                           ? mtu + 4 * rng.between(1, 8)
+                                                                                   : 0;
+      payload.resize(len);
+      for (auto& c : payload) c = static_cast<uint8_t>(rng.next());
+      // Everything random about the packet is drawn once: both devices get the same bytes.
+      const uint32_t where = static_cast<uint32_t>(rng.between(0, 99));
+      const bool ack_req = rng.coin();
+      const bool wrong_pkey = rng.between(0, 49) == 0;
+      const bool solicited = rng.between(0, 4) == 0;
+      const uint32_t imm = static_cast<uint32_t>(rng.next());
+      const uint32_t damage = static_cast<uint32_t>(rng.between(0, 99));
+      const uint8_t pad_bits = static_cast<uint8_t>(rng.bits(2) << 4);
+      const size_t cut = rng.between(1, 13);
+      for (size_t i = 0; i < 2; ++i) {
+        Bed& b = *beds[i];
+        TransportHeaders h = Bed::hdr(qps[i], op, psn, ack_req);
+        h.bth.dest_qp = where < 96 ? qps[i]->qpn() : where < 98 ? ucs[i]->qpn() : Qpn(0x777);
+        if (wrong_pkey) h.bth.pkey = PKey(0x7123);
+        h.bth.solicited = solicited;
+        if (op == Opcode::kRcSendOnlyWithImmediate) h.immdt = wire::ImmDt{imm};
+        if (op == Opcode::kRcRdmaWriteOnly)
+          h.reth = wire::Reth{reinterpret_cast<uint64_t>(b.buffer.data()) + 60000, b.mr->rkey, static_cast<uint32_t>(len)};
+        std::vector<uint8_t> frame = Bed::build(h, payload);
+        // Damage: TVer, PadCnt, a cut.
+        if (!frame.empty()) {
+          if (damage == 0) frame[1] |= 0x01;
+          if (damage == 1) frame[1] = static_cast<uint8_t>((frame[1] & ~0x30) | pad_bits);
+          if (damage == 2) frame.resize(frame.size() - std::min(frame.size(), cut));
+        }
+        b.device.receive(Bed::peer(), frame);
+      }
+      if (psn == epsn && where < 96) epsn = epsn + 1;  // until an answer says otherwise
+    }
+    // Both devices step; everything they did must match.
+    for (auto& b : beds) b->device.progress();
+    const auto f0 = beds[0]->sink.take();
+    const auto f1 = beds[1]->sink.take();
+    ASSERT_EQ(f0.size(), f1.size());
+    for (size_t j = 0; j < f0.size(); ++j) EXPECT_EQ(f0[j].bytes, f1[j].bytes) << "frame " << j;
+    // The peer learns from the answers what to send next, as a requester would: an ACK moves
+    // it on, a sequence or RNR NAK names the PSN to send again.
+    for (const Sent& f : f0) {
+      if (f.opcode != Opcode::kRcAcknowledge || f.h.bth.dest_qp != kPeerQpn) continue;
+      const uint8_t syndrome = f.syndrome();
+      if (syndrome == kAckSyndrome) epsn = f.psn() + 1;
+      if (syndrome == kNakPsnSequence || (syndrome & 0xE0) == 0x20) epsn = f.psn();
+      confirmed = epsn;
+      quiet = 0;
+    }
+    // And a requester that hears nothing for a while goes back to what was last answered
+    // (its retransmit timeout): a packet dropped silently after the one NAK a gap earns
+    // would otherwise leave the peer ahead for good.
+    if (f0.empty() && ++quiet == 8) {
+      epsn = confirmed;
+      quiet = 0;
+    }
+    const auto w0 = Bed::poll(beds[0]->rcq);
+    const auto w1 = Bed::poll(beds[1]->rcq);
+    ASSERT_EQ(w0.size(), w1.size());
+    for (size_t j = 0; j < w0.size(); ++j) expect_same(w0[j], w1[j]);
+    EXPECT_EQ(beds[0]->rcq->armed(), beds[1]->rcq->armed());
+    EXPECT_EQ(qps[0]->state(), qps[1]->state());
+    const auto a0 = beds[0]->device.take_async_events();
+    const auto a1 = beds[1]->device.take_async_events();
+    ASSERT_EQ(a0.size(), a1.size());
+    for (size_t j = 0; j < a0.size(); ++j) EXPECT_EQ(a0[j].type, a1[j].type);
+    expect_same_counters(beds[0]->device.counters(), beds[1]->device.counters());
+    ASSERT_TRUE(beds[0]->buffer == beds[1]->buffer) << "memory differs";
+    if (::testing::Test::HasFailure()) break;
+    if (qps[0]->state() == QpState::kError) {
+      // An error ends the connection (invalid request, a bad receive WQE, a remote access
+      // error, or the step above): both QPs start again, from a new PSN, with new WQEs.
+      ++restarts;
+      const uint32_t rq_psn = static_cast<uint32_t>(rng.bits(24));
+      for (size_t i = 0; i < 2; ++i) bring_up(*beds[i], qps[i], rq_psn);
+      epsn = confirmed = Psn(rq_psn);
+      for (int i = 0; i < 8; ++i) post_recv(next_wr++);
+    }
+  }
+  EXPECT_GT(restarts, 0) << "the stream never put the QP in error";
+  // The fast path ran, and often; the general bed never took it.
+  EXPECT_GT(beds[0]->device.counters().fast_sends, static_cast<uint64_t>(kSteps) / 4)
+      << beds[0]->device.counters().rx_packets << " packets, " << restarts << " restarts, drops " << ::testing::PrintToString(beds[0]->device.counters().drops) << " rnr " << beds[0]->device.counters().rnr_naks_sent << " seq " << beds[0]->device.counters().seq_naks_sent;
+  EXPECT_EQ(beds[1]->device.counters().fast_sends, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rc, FastPathAgainstGeneralPath,
+                         ::testing::Values(Scenario{false, Mtu::k256}, Scenario{false, Mtu::k1024},
+                                           Scenario{false, Mtu::k4096}, Scenario{true, Mtu::k256},
+                                           Scenario{true, Mtu::k2048}),
+                         [](const auto& p) {
+                           return std::string(p.param.srq ? "Srq" : "Rq") +
+                                  std::to_string(mtu_bytes(p.param.mtu));
+                         });
+
+}  // namespace
+}  // namespace softib::testing
