@@ -102,8 +102,9 @@ Context::~Context() {
   if (device_) {
     const rc::DeviceCounters& d = device_->counters();
     log(LogLevel::kDebug, "verbs",
-        "{}: transport: {} packets received ({} one-packet SENDs by the fast path), {} sent, {} retransmitted",
-        info_.name, d.rx_packets, d.fast_sends, d.tx_packets, d.retransmits);
+        "{}: transport: {} packets received ({} by the responder's fast path), {} sent ({} by the requester's), {} "
+        "retransmitted",
+        info_.name, d.rx_packets, d.fast_received, d.tx_packets, d.fast_sent, d.retransmits);
   }
   if (shm_) {
     // What the link did, for a user asking why a transfer ran as it did (SOFTIB_LOG=debug).

@@ -230,6 +230,10 @@ void Device::reset_transport(Qp& qp) {
     while (!qp.rq_->empty()) qp.rq_->pop();
   }
   qp.req_ = RequesterState{};
+  // The requester's positions are the ring's (free-running): it starts where the emptied
+  // ring is, not at 0. Found by the fast-path test (rc_fast_path_test), which restarts QPs:
+  // a QP reset after it had sent walked from 0 to the ring's tail, sending stale slots.
+  qp.req_.send_pos = qp.sq_.ring().head();
   qp.resp_ = ResponderState{};
   qp.flush_pending_ = false;
   qp.last_wqe_event_sent_ = false;

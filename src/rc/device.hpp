@@ -78,7 +78,8 @@ struct DeviceCounters {
   uint64_t ref_bursts_sent = 0;      // bursts whose payload went by reference
   uint64_t ref_pulls = 0;            // by-reference payloads copied straight into their target
   uint64_t ref_pull_failures = 0;    // by-reference payloads that could not be read (burst lost)
-  uint64_t fast_sends = 0;           // one-packet RC SENDs taken by the fast path (receive_send_only)
+  uint64_t fast_received = 0;        // one-packet RC SENDs the responder's fast path took (receive_send_only)
+  uint64_t fast_sent = 0;            // one-packet WQEs the requester's fast path sent (send_one_packet)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
 };
@@ -127,7 +128,8 @@ class Device {
   // ---- transport ----
   // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
   void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
-  // The fast paths (receive_send_only) on or off: off, every packet takes the general path.
+  // The fast paths (receive_send_only, send_one_packet) on or off: off, every packet takes
+  // the general path.
   // For the test that holds the two to the same results, and for bisecting.
   void set_fast_paths(bool on) { fast_paths_ = on; }
   // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and
@@ -202,6 +204,7 @@ class Device {
   enum class SendResult : uint8_t { kSent, kBlocked, kFailed };
   // `path`: address_of(the QP's AV), for RC and UC (UD takes each WQE's AH).
   SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path);
+  std::optional<SendResult> send_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path);
   template <class Piece>
   bool for_each_piece(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, Piece piece);
   size_t gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out, size_t max);

@@ -143,6 +143,13 @@ bool Device::run_requester(Qp& qp) {
       path = address_of(qp.attr_.ah_attr);
       have_path = true;
     }
+    if (fast_paths_ && qp.type() == QpType::kRc && !req.send_started) {
+      if (const std::optional<SendResult> r = send_one_packet(qp, w, req.send_pos, path)) {
+        if (*r != SendResult::kSent) break;  // the link is full: nothing was sent
+        did = true;
+        continue;
+      }
+    }
     const uint64_t sent_before = counters_.tx_packets;
     const SendResult r = send_wqe_packets(qp, w, req.send_pos, path);
     // A step that the link refused at once did nothing (the engine must not spin on it).
@@ -151,6 +158,87 @@ bool Device::run_requester(Qp& qp) {
   }
   if (did && qp.type() == QpType::kRc && !req.ack_timer) arm_ack_timer(qp);
   return did;
+}
+
+// The requester's fast path: a SEND or RDMA WRITE (with or without immediate) that fits one
+// packet, on an RC QP, from its start: the frame is reserved, written and committed with
+// nothing else to decide (callgrind, 64-byte SENDs: the sender's Device::progress 424 -> N
+// instructions a message). The caller has checked what comes before any WQE is sent (QP
+// state, the unacknowledged-packet window, fences). It does what send_wqe_packets does for
+// such a WQE, in the same order: kSent, or kBlocked when the link is full. Anything else
+// returns nullopt having changed nothing (the L_Key is resolved before the frame is
+// reserved), and send_wqe_packets takes the WQE: a bad L_Key (it fails the WQE), several
+// SGEs, longer messages and every other operation.
+// tests/protocol/rc_fast_path_test.cpp holds the two paths to the same results.
+std::optional<Device::SendResult> Device::send_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos,
+                                                          const FrameAddr& path) {
+  using packet::Opcode;
+  RequesterState& req = qp.req_;
+  Opcode op;
+  switch (w.opcode) {
+    case WrOpcode::kSend: op = Opcode::kRcSendOnly; break;
+    case WrOpcode::kSendWithImm: op = Opcode::kRcSendOnlyWithImmediate; break;
+    case WrOpcode::kRdmaWrite: op = Opcode::kRcRdmaWriteOnly; break;
+    case WrOpcode::kRdmaWriteWithImm: op = Opcode::kRcRdmaWriteOnlyWithImmediate; break;
+    default: return std::nullopt;
+  }
+  if (w.length > verbs::mtu_bytes(qp.attr_.path_mtu)) return std::nullopt;
+  // The payload's source, resolved before the frame is reserved: nothing fails after it.
+  const uint8_t* src = w.inline_data.data();
+  if (!w.is_inline && w.length != 0) {
+    if (w.num_sge != 1) return std::nullopt;
+    const verbs::Sge& s = w.sge[0];
+    uint8_t* at = nullptr;
+    if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr, w.length, 0, &at) != verbs::MemFault::kNone) return std::nullopt;
+    src = at;
+  }
+  const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(op));
+  const size_t len = packet::transport_length(info, w.length);
+  const wire::MutByteSpan out = sink_.reserve(path, qp.attr_.dest_qp_num, len);
+  if (out.size() < len) {
+    // The link is full: the WQE is left as send_wqe_packets leaves one it could not send
+    // (started, nothing sent), and send_wqe_packets sends it on a later step.
+    req.send_started = true;
+    req.send_offset = 0;
+    w.first_psn = w.last_psn = req.next_psn;
+    w.state = verbs::WqeState::kSending;
+    refused_ = true;
+    return SendResult::kBlocked;
+  }
+  // The BTH as Bth::encode writes it (TVer 0, no MigReq, FECN or BECN; AckReq on the last
+  // packet), without its checks: every field is in range by construction. The protocol
+  // fixture rebuilds every frame sent with the builder and compares the bytes.
+  uint8_t* f = out.data();
+  const uint32_t pad = static_cast<uint32_t>((4 - w.length % 4) % 4);
+  const uint32_t solicited = (w.send_flags & verbs::send_flag::kSolicited) != 0 ? 1 : 0;
+  wire::store_be32(f, uint32_t{static_cast<uint8_t>(op)} << 24 | solicited << 23 | pad << 20 | qp_pkey(qp).value());
+  wire::store_be32(f + 4, qp.attr_.dest_qp_num.value());
+  wire::store_be32(f + 8, 1u << 31 | req.next_psn.value());
+  if (info.headers.has(packet::ExtHeader::kReth))
+    wire::Reth{w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)}.encode(
+        out.subspan(info.offset(packet::ExtHeader::kReth)));
+  if (info.immediate()) std::memcpy(f + info.offset(packet::ExtHeader::kImmDt), &w.imm_data, 4);  // as posted: network order
+  uint8_t* payload = f + info.header_length();
+  if (w.is_inline) {
+    std::memcpy(payload, src, w.length);
+  } else if (w.length != 0) {
+    sink_.copy_payload(payload, src, w.length);  // `payload` is a frame the peer's core reads next
+  }
+  std::memset(payload + w.length, 0, pad);
+  ++counters_.tx_packets;
+  ++counters_.fast_sent;
+  sink_.commit(len);
+  req.packets_since_ackreq = 0;
+  w.first_psn = w.last_psn = req.next_psn;
+  if (!before(req.next_psn, req.sent_high)) {
+    req.sent_high = req.next_psn + 1;
+  } else {
+    ++counters_.retransmits;
+  }
+  req.next_psn += 1;
+  w.state = verbs::WqeState::kSent;
+  req.send_pos = pos + 1;
+  return SendResult::kSent;
 }
 
 Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path) {

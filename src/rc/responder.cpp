@@ -199,7 +199,7 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t) {
   if (qp->srq_ != nullptr && qp->srq_->take_limit_event())
     async({verbs::AsyncEventType::kSrqLimitReached, nullptr, nullptr, qp->srq_});
   ++counters_.rx_packets;
-  ++counters_.fast_sends;
+  ++counters_.fast_received;
   r.nak_sent = false;
   r.epsn = psn + 1;
   r.msn = (r.msn + 1) & 0xFFFFFF;

@@ -1,12 +1,18 @@
-// The responder's fast path for a one-packet RC SEND (Device::receive_send_only) held to the
-// general path: two devices, the same in everything but set_fast_paths(), take the same seeded
-// stream of packets, receive WQEs and progress steps, and must agree after every step on the
-// completions, the frames they send (ACKs and NAKs, with their PSNs and MSNs), the counters,
-// the QP state, async events and every byte of memory. The stream is mostly SENDs that are
-// exactly what comes next (the fast path's case) with, at random, everything that must leave
-// it: duplicate and future PSNs, other QPs and transports, wrong P_Keys, TVer, PadCnt and
-// truncated frames, payloads over the PMTU, multi-packet SENDs and WRITEs in between, missing
-// receive WQEs (RNR), WQEs with bad keys or too short, several SGEs, and the QP in error.
+// The fast paths of a one-packet message held to the general path: two devices, the same in
+// everything but set_fast_paths(), take the same seeded stream of events and must agree after
+// every step on the completions, the frames they send (their bytes), the counters, the QP
+// state, async events and every byte of memory.
+//
+// The responder (Device::receive_send_only): mostly SENDs that are exactly what comes next,
+// with, at random, everything that must leave the fast path: duplicate and future PSNs,
+// other QPs and transports, wrong P_Keys, TVer, PadCnt and truncated frames, payloads over
+// the PMTU, multi-packet SENDs and WRITEs in between, missing receive WQEs (RNR), WQEs with
+// bad keys or too short, several SGEs, and the QP in error.
+//
+// The requester (Device::send_one_packet): SENDs and WRITEs, with and without immediate,
+// inline or not, of one SGE, several or none, some longer than the PMTU, some with a bad
+// L_Key, between READs, atomics and fences; a link that refuses frames at random; ACKs,
+// NAKs and RNR NAKs from the peer, and timeouts that send again.
 #include <arpa/inet.h>
 
 #include <array>
@@ -23,6 +29,7 @@ class Bed : public RcProtocol {
  public:
   explicit Bed(bool fast) { device.set_fast_paths(fast); }
   void TestBody() override {}
+  using RcProtocol::bring_up;
   using RcProtocol::build;
   using RcProtocol::buffer;
   using RcProtocol::clock;
@@ -34,7 +41,10 @@ class Bed : public RcProtocol {
   using RcProtocol::pd;
   using RcProtocol::peer;
   using RcProtocol::poll;
+  using RcProtocol::ack;
+  using RcProtocol::fill;
   using RcProtocol::rcq;
+  using RcProtocol::scq;
   using RcProtocol::sink;
 };
 
@@ -86,25 +96,8 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
     QpAttr at;
     at.qp_state = QpState::kReset;
     ASSERT_TRUE(b.device.modify_qp(qp, at, attr::kState).ok());
-    at = {};
-    at.qp_state = QpState::kInit;
-    at.port_num = 1;
-    at.qp_access_flags = o.access;
-    ASSERT_TRUE(b.device.modify_qp(qp, at, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags).ok());
-    at = {};
-    at.qp_state = QpState::kRtr;
-    at.path_mtu = o.mtu;
-    at.dest_qp_num = kPeerQpn;
-    at.rq_psn = Psn(rq_psn);
-    at.ah_attr.dlid = kPeerLid;
-    at.ah_attr.port_num = 1;
-    at.max_dest_rd_atomic = 4;
-    at.min_rnr_timer = 14;
-    ASSERT_TRUE(b.device
-                    .modify_qp(qp, at,
-                               attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn |
-                                   attr::kMaxDestRdAtomic | attr::kMinRnrTimer)
-                    .ok());
+    o.rq_psn = rq_psn;
+    b.bring_up(qp, o);
   };
   for (size_t i = 0; i < 2; ++i) {
     Bed& b = *beds[i];
@@ -277,10 +270,208 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
   }
   EXPECT_GT(restarts, 0) << "the stream never put the QP in error";
   // The fast path ran, and often; the general bed never took it.
-  EXPECT_GT(beds[0]->device.counters().fast_sends, static_cast<uint64_t>(kSteps) / 4)
+  EXPECT_GT(beds[0]->device.counters().fast_received, static_cast<uint64_t>(kSteps) / 4)
       << beds[0]->device.counters().rx_packets << " packets, " << restarts << " restarts, drops " << ::testing::PrintToString(beds[0]->device.counters().drops) << " rnr " << beds[0]->device.counters().rnr_naks_sent << " seq " << beds[0]->device.counters().seq_naks_sent;
-  EXPECT_EQ(beds[1]->device.counters().fast_sends, 0u);
+  EXPECT_EQ(beds[1]->device.counters().fast_received, 0u);
 }
+
+// ---- the requester ----
+
+class RequesterFastPathAgainstGeneralPath : public ::testing::TestWithParam<Mtu> {};
+
+TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
+  const Mtu path_mtu = GetParam();
+  const uint32_t mtu = mtu_bytes(path_mtu);
+  TestRng rng;
+  std::array<std::unique_ptr<Bed>, 2> beds{std::make_unique<Bed>(true), std::make_unique<Bed>(false)};
+  std::array<rc::Qp*, 2> qps{};
+  QpOptions o;
+  o.mtu = path_mtu;
+  o.sq_psn = static_cast<uint32_t>(rng.bits(24));
+  o.depth = 64;
+  o.timeout = 8;  // ~1 ms
+  o.retry_cnt = 7;
+  o.rnr_retry = 7;
+  for (size_t i = 0; i < 2; ++i) qps[i] = beds[i]->connect(QpType::kRc, o);
+  for (size_t i = 0; i < 2; ++i) beds[i]->fill(0, 64 * 1024, 5);
+  Psn sent_high(o.sq_psn);  // the peer has seen requests up to here (exclusive)
+  Psn acked(o.sq_psn);      // and acknowledged up to here (exclusive)
+  int restarts = 0;
+
+  auto post_send = [&]() {
+    const uint32_t kind = static_cast<uint32_t>(rng.between(0, 99));
+    const WrOpcode op = kind < 55   ? WrOpcode::kSend
+                        : kind < 70 ? WrOpcode::kSendWithImm
+                        : kind < 82 ? WrOpcode::kRdmaWrite
+                        : kind < 90 ? WrOpcode::kRdmaWriteWithImm
+                        : kind < 96 ? WrOpcode::kRdmaRead
+                                    : WrOpcode::kAtomicFetchAndAdd;
+    const bool atomic = op == WrOpcode::kAtomicFetchAndAdd;
+    const uint32_t shape = static_cast<uint32_t>(rng.between(0, 99));
+    const size_t nsge = atomic ? 1 : shape < 80 ? 1 : shape < 92 ? rng.between(2, 4) : 0;
+    std::array<size_t, 4> off{};
+    std::array<uint32_t, 4> len{};
+    for (size_t j = 0; j < nsge; ++j) {
+      off[j] = atomic ? 8 * rng.between(0, 100) : rng.between(0, 40 * 1024);
+      len[j] = atomic ? 8 : static_cast<uint32_t>(rng.between(0, 100) < 85 ? rng.between(0, mtu) : rng.between(mtu, 3 * mtu));
+    }
+    uint64_t total = 0;
+    for (size_t j = 0; j < nsge; ++j) total += len[j];
+    const bool inline_data = !atomic && op != WrOpcode::kRdmaRead && total <= 64 && rng.between(0, 2) == 0;
+    const bool bad_key = rng.between(0, 49) == 0;
+    uint32_t flags = (rng.coin() ? send_flag::kSignaled : 0u) | (rng.between(0, 4) == 0 ? send_flag::kSolicited : 0u) |
+                     (rng.between(0, 19) == 0 ? send_flag::kFence : 0u) | (inline_data ? send_flag::kInline : 0u);
+    const uint64_t wr_id = rng.next();
+    const uint32_t imm = static_cast<uint32_t>(rng.next());
+    const uint64_t remote = rng.next() & ~uint64_t{7};
+    const uint32_t rkey = static_cast<uint32_t>(rng.next());
+    for (size_t i = 0; i < 2; ++i) {
+      Bed& b = *beds[i];
+      std::array<Sge, 4> sges{};
+      for (size_t j = 0; j < nsge; ++j) {
+        sges[j] = Sge{reinterpret_cast<uint64_t>(b.buffer.data()) + off[j], len[j], b.mr->lkey};
+        if (bad_key) sges[j].lkey = LKey(b.mr->lkey.value() + 0x100);
+      }
+      SendWr wr;
+      wr.wr_id = wr_id;
+      wr.opcode = op;
+      wr.send_flags = flags;
+      wr.sg_list = {sges.data(), nsge};
+      wr.imm_data = imm;
+      wr.rdma = {remote, RKey(rkey)};
+      wr.atomic.remote_addr = remote;
+      wr.atomic.rkey = RKey(rkey);
+      wr.atomic.compare_add = imm;
+      size_t bad = 0;
+      (void)b.device.post_send(qps[i], std::span<const SendWr>(&wr, 1), &bad);  // a full queue refuses on both
+    }
+  };
+
+  // The peer answers READs and atomics as they arrive: the responses of the requests the
+  // last step sent (and of any sent again), in order.
+  struct Pending {
+    Opcode op;
+    Psn psn;
+    uint32_t dma_len;
+  };
+  std::vector<Pending> to_answer;
+  std::vector<uint8_t> data(3 * 4096);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + 1);
+  auto answer_reads = [&]() {
+    for (const Pending& q : to_answer) {
+      if (q.op == Opcode::kRcFetchAdd) {
+        for (size_t i = 0; i < 2; ++i) {
+          TransportHeaders h = Bed::ack(qps[i], q.psn, wire::Aeth::ack(0));
+          h.bth.opcode = static_cast<uint8_t>(Opcode::kRcAtomicAcknowledge);
+          h.atomic_ack_eth = wire::AtomicAckEth{0x1234};
+          beds[i]->device.receive(Bed::peer(), Bed::build(h));
+        }
+        continue;
+      }
+      const uint32_t n = std::max<uint32_t>(1, (q.dma_len + mtu - 1) / mtu);
+      for (uint32_t k = 0; k < n; ++k) {
+        const Opcode op = n == 1       ? Opcode::kRcRdmaReadResponseOnly
+                          : k == 0     ? Opcode::kRcRdmaReadResponseFirst
+                          : k + 1 == n ? Opcode::kRcRdmaReadResponseLast
+                                       : Opcode::kRcRdmaReadResponseMiddle;
+        const size_t bytes = std::min<size_t>(mtu, q.dma_len - std::min<size_t>(q.dma_len, size_t{k} * mtu));
+        for (size_t i = 0; i < 2; ++i) {
+          TransportHeaders h = Bed::ack(qps[i], q.psn + k, wire::Aeth::ack(0));
+          h.bth.opcode = static_cast<uint8_t>(op);
+          if (op == Opcode::kRcRdmaReadResponseMiddle) h.aeth.reset();
+          beds[i]->device.receive(Bed::peer(), Bed::build(h, wire::ByteSpan(data.data(), bytes)));
+        }
+      }
+    }
+    to_answer.clear();
+  };
+
+  const int kSteps = 5000;
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    answer_reads();
+    const uint32_t action = static_cast<uint32_t>(rng.between(0, 99));
+    if (action < 40) {
+      const uint64_t n = rng.between(1, 6);
+      for (uint64_t k = 0; k < n; ++k) post_send();
+    } else if (action < 48) {
+      // The link refuses frames for a while, after letting some through.
+      const int pass = static_cast<int>(rng.between(0, 3));
+      const int refuse = static_cast<int>(rng.between(1, 4));
+      for (auto& b : beds) {
+        b->sink.pass = pass;
+        b->sink.refuse = refuse;
+      }
+    } else if (action < 52) {
+      const auto d = std::chrono::microseconds(rng.between(0, 3000));
+      for (auto& b : beds) b->clock.advance(d);
+    } else if (action < 85 && before(acked, sent_high)) {
+      // The peer answers: mostly an ACK up to a PSN it has seen, sometimes a NAK.
+      const uint32_t outstanding = static_cast<uint32_t>(Psn::distance(acked, sent_high));
+      const Psn psn = acked + static_cast<uint32_t>(rng.between(0, outstanding - 1));
+      const uint32_t answer = static_cast<uint32_t>(rng.between(0, 99));
+      const wire::Aeth aeth = answer < 85   ? wire::Aeth::ack(0)
+                              : answer < 92 ? wire::Aeth::nak(0, wire::NakCode::kPsnSequenceError)
+                              : answer < 98 ? wire::Aeth::rnr_nak(0, 1)
+                                            : wire::Aeth::nak(0, wire::NakCode::kRemoteAccessError);
+      for (size_t i = 0; i < 2; ++i) beds[i]->device.receive(Bed::peer(), Bed::build(Bed::ack(qps[i], psn, aeth)));
+      if (answer < 85) acked = psn + 1;
+    }
+    for (auto& b : beds) b->device.progress();
+    const auto f0 = beds[0]->sink.take();
+    const auto f1 = beds[1]->sink.take();
+    ASSERT_EQ(f0.size(), f1.size());
+    for (size_t j = 0; j < f0.size(); ++j) {
+      EXPECT_EQ(f0[j].bytes, f1[j].bytes) << "frame " << j;
+      // What the peer has seen: a READ's responses take PSNs up to its last one.
+      Psn end = f0[j].psn() + 1;
+      if (f0[j].opcode == Opcode::kRcRdmaReadRequest) {
+        end = f0[j].psn() + std::max<uint32_t>(1, (f0[j].h.reth->dma_len + mtu - 1) / mtu);
+        to_answer.push_back({f0[j].opcode, f0[j].psn(), f0[j].h.reth->dma_len});
+      }
+      if (f0[j].opcode == Opcode::kRcFetchAdd) to_answer.push_back({f0[j].opcode, f0[j].psn(), 8});
+      if (before(sent_high, end)) sent_high = end;
+    }
+    const auto w0 = Bed::poll(beds[0]->scq);
+    const auto w1 = Bed::poll(beds[1]->scq);
+    ASSERT_EQ(w0.size(), w1.size());
+    for (size_t j = 0; j < w0.size(); ++j) expect_same(w0[j], w1[j]);
+    EXPECT_EQ(qps[0]->state(), qps[1]->state());
+    const auto a0 = beds[0]->device.take_async_events();
+    const auto a1 = beds[1]->device.take_async_events();
+    ASSERT_EQ(a0.size(), a1.size());
+    expect_same_counters(beds[0]->device.counters(), beds[1]->device.counters());
+    EXPECT_EQ(beds[0]->device.counters().retransmits, beds[1]->device.counters().retransmits);
+    EXPECT_EQ(beds[0]->sink.refused, beds[1]->sink.refused);
+    if (::testing::Test::HasFailure()) break;
+    if (qps[0]->state() == QpState::kError) {
+      // A bad L_Key, a remote access NAK or retries run out: both QPs start again.
+      ++restarts;
+      const uint32_t sq_psn = static_cast<uint32_t>(rng.bits(24));
+      for (size_t i = 0; i < 2; ++i) {
+        QpAttr at;
+        at.qp_state = QpState::kReset;
+        ASSERT_TRUE(beds[i]->device.modify_qp(qps[i], at, attr::kState).ok());
+        o.sq_psn = sq_psn;
+        beds[i]->bring_up(qps[i], o);
+        beds[i]->sink.pass = beds[i]->sink.refuse = 0;
+      }
+      Bed::poll(beds[0]->scq);
+      Bed::poll(beds[1]->scq);
+      sent_high = acked = Psn(sq_psn);
+      to_answer.clear();
+    }
+  }
+  EXPECT_GT(restarts, 0) << "the stream never put the QP in error";
+  EXPECT_GT(beds[0]->device.counters().fast_sent, static_cast<uint64_t>(kSteps) / 4)
+      << beds[0]->device.counters().tx_packets << " packets, " << restarts << " restarts";
+  EXPECT_EQ(beds[1]->device.counters().fast_sent, 0u);
+  EXPECT_GT(beds[0]->sink.refused, 0u);
+  EXPECT_GT(beds[0]->device.counters().retransmits, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rc, RequesterFastPathAgainstGeneralPath, ::testing::Values(Mtu::k256, Mtu::k1024, Mtu::k4096),
+                         [](const auto& p) { return "Mtu" + std::to_string(mtu_bytes(p.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Rc, FastPathAgainstGeneralPath,
                          ::testing::Values(Scenario{false, Mtu::k256}, Scenario{false, Mtu::k1024},

@@ -148,7 +148,12 @@ class RcProtocol : public ::testing::Test {
   // UC without the RC-only attributes).
   rc::Qp* connect(QpType type = QpType::kRc, const QpOptions& o = {}) {
     rc::Qp* qp = create(type, o.depth);
-    const bool rc = type == QpType::kRc;
+    bring_up(qp, o);
+    return qp;
+  }
+  // The transitions of connect() for a QP in RESET (a new one, or one moved back there).
+  void bring_up(rc::Qp* qp, const QpOptions& o) {
+    const bool rc = qp->type() == QpType::kRc;
     QpAttr at;
     at.qp_state = QpState::kInit;
     at.port_num = 1;
@@ -178,7 +183,6 @@ class RcProtocol : public ::testing::Test {
     if (rc) mask |= attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry | attr::kMaxQpRdAtomic;
     s = device.modify_qp(qp, at, mask);
     EXPECT_TRUE(s.ok()) << s.to_string();
-    return qp;
   }
 
   rc::Qp* ready_ud(uint32_t qkey) {

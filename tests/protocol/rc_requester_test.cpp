@@ -72,6 +72,35 @@ TEST_F(RcRequesterProtocol, ThreePacketSendGoesOutFirstMiddleLast) {
   EXPECT_TRUE(progress().empty());
 }
 
+// A QP moved back to RESET and connected again sends only what is posted after: the
+// requester starts where the emptied send queue is. It used to start at position 0 and walk
+// to the queue's tail, sending the stale slots of the first connection again (found by
+// rc_fast_path_test, which restarts QPs).
+TEST_F(RcRequesterProtocol, AQpResetAfterSendingSendsOnlyWhatIsPostedAfter) {
+  fill(0, 256, 9);
+  for (uint64_t id = 1; id <= 3; ++id) post_send(qp, id, 0, 64);
+  ASSERT_EQ(progress().size(), 3u);
+  ack_at(2);
+  ASSERT_EQ(poll(scq).size(), 3u);
+  QpAttr at;
+  at.qp_state = QpState::kReset;
+  ASSERT_TRUE(device.modify_qp(qp, at, attr::kState).ok());
+  options.sq_psn = 0x9000;
+  bring_up(qp, options);
+  post_send(qp, 7, 100, 32);
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u) << "only the SEND posted after the reset";
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly);
+  EXPECT_EQ(sent[0].psn(), Psn(0x9000));
+  ASSERT_EQ(sent[0].payload.size(), 32u);
+  EXPECT_TRUE(std::equal(sent[0].payload.begin(), sent[0].payload.end(), buffer.data() + 100));
+  ack_at(0);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 7u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+}
+
 // Every request shape the requester writes its own headers for (rc/requester.cpp
 // write_request_headers): SEND, SEND with immediate or invalidate, RDMA WRITE and WRITE with
 // immediate, on RC, UC and UD, inline or gathered, for lengths around the pad and the PMTU.
