@@ -162,7 +162,7 @@ bool Device::run_requester(Qp& qp) {
 
 // The requester's fast path: a SEND or RDMA WRITE (with or without immediate) that fits one
 // packet, on an RC QP, from its start: the frame is reserved, written and committed with
-// nothing else to decide (callgrind, 64-byte SENDs: the sender's Device::progress 424 -> N
+// nothing else to decide (callgrind, 64-byte SENDs: the sender's Device::progress 424 -> 290
 // instructions a message). The caller has checked what comes before any WQE is sent (QP
 // state, the unacknowledged-packet window, fences). It does what send_wqe_packets does for
 // such a WQE, in the same order: kSent, or kBlocked when the link is full. Anything else
