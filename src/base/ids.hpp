@@ -76,7 +76,7 @@ class Psn {
 
   constexpr uint32_t value() const { return v_; }
 
-  constexpr Psn operator+(uint32_t n) const { return wrap(uint64_t{v_} + n); }
+  [[gnu::always_inline]] constexpr Psn operator+(uint32_t n) const { return wrap(uint64_t{v_} + n); }
   constexpr Psn operator-(uint32_t n) const { return wrap(uint64_t{v_} + kMask + 1 - (n & kMask)); }
   constexpr Psn& operator+=(uint32_t n) { return *this = *this + n; }
   constexpr Psn& operator++() { return *this += 1; }

@@ -289,16 +289,18 @@ Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad
     if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr)
       return Status(Code::kInvalidArgument, fmt::format("post_send: QP {} is in {}", qp->qpn().to_string(), to_string(st)));
     const verbs::SendWr& wr = wrs[i];
-    switch (packet::wr_legality(qp->type(), wr.opcode)) {
-      case packet::WrLegality::kIllegal:
-        return Status(Code::kInvalidArgument, fmt::format("post_send: {} is not legal on this QP type",
-                                                          packet::wr_opcode_info(wr.opcode).name));
-      case packet::WrLegality::kUnsupported:
-        return Status(Code::kUnsupported, fmt::format("post_send: {} is not supported", packet::wr_opcode_info(wr.opcode).name));
-      case packet::WrLegality::kLegal: break;
-    }
-    if (packet::wr_opcode_info(wr.opcode).is_local())
+    if (!packet::postable(qp->type(), wr.opcode)) {
+      switch (packet::wr_legality(qp->type(), wr.opcode)) {
+        case packet::WrLegality::kIllegal:
+          return Status(Code::kInvalidArgument, fmt::format("post_send: {} is not legal on this QP type",
+                                                            packet::wr_opcode_info(wr.opcode).name));
+        case packet::WrLegality::kUnsupported:
+          return Status(Code::kUnsupported,
+                        fmt::format("post_send: {} is not supported", packet::wr_opcode_info(wr.opcode).name));
+        case packet::WrLegality::kLegal: break;
+      }
       return Status(Code::kUnsupported, "post_send: memory windows and local invalidation are not supported");
+    }
     if (qp->type() == verbs::QpType::kUd && wr.ud.ah == nullptr)
       return Status(Code::kInvalidArgument, "post_send: a UD work request needs an address handle");
     if (Status s = qp->sq_.post(wr, qp->init_.sq_sig_all, held); !s.ok()) return s;

@@ -88,10 +88,14 @@ Status SendQueue::post(const SendWr& wr, bool sig_all, const std::unique_lock<Sp
   w.is_inline = is_inline;
   if (is_inline) {
     // Inline data is copied now and needs no L_Key (IBA 10.8.2.3 "Inline data").
-    size_t at = 0;
-    for (const Sge& s : wr.sg_list) {
-      if (s.length != 0) std::memcpy(w.inline_data.data() + at, reinterpret_cast<const void*>(s.addr), s.length);
-      at += s.length;
+    uint8_t* to = w.inline_data.data();
+    if (wr.sg_list.size() == 1) {
+      std::memcpy(to, reinterpret_cast<const void*>(wr.sg_list[0].addr), length);  // nearly every inline post
+    } else {
+      for (const Sge& s : wr.sg_list) {
+        if (s.length != 0) std::memcpy(to, reinterpret_cast<const void*>(s.addr), s.length);
+        to += s.length;
+      }
     }
     w.num_sge = 0;
   } else {
