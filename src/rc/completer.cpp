@@ -114,6 +114,32 @@ void Device::ack_up_to(Qp& qp, Psn psn) {
   if (read_in_the_way) implied_nak(qp, psn);
 }
 
+// The completer's fast path: an RC ACK (an AETH of the ACK kind, no payload) for a PSN that
+// is outstanding, on a QP that takes responses, goes straight to ack_up_to from the bytes
+// as they lie in the frame: what the general parse, dispatch and on_response would do for
+// it. Anything else returns false having changed nothing: NAKs, RNR NAKs, stale and
+// malformed ACKs, other opcodes stay the general path's. tests/protocol/rc_fast_path_test.cpp
+// holds the two to the same results.
+bool Device::receive_ack(wire::ByteSpan t) {
+  if (t.size() != wire::Bth::kLen + wire::Aeth::kLen) return false;
+  const uint8_t* p = t.data();
+  if (p[0] != static_cast<uint8_t>(packet::Opcode::kRcAcknowledge)) return false;
+  if ((p[1] & 0x3F) != 0) return false;              // TVer 0, PadCnt 0 (no payload)
+  if ((p[wire::Bth::kLen] & 0xE0) != 0) return false;  // the ACK kind (IBA 9.3.5 table 42)
+  Qp* qp = find_qp(Qpn(wire::load_be32(p + 4) & 0xFFFFFF));
+  if (qp == nullptr || qp->type() != verbs::QpType::kRc) return false;
+  if (!pkey_match(PKey(wire::load_be16(p + 2)), qp_pkey(*qp))) return false;
+  using verbs::QpState;
+  if (qp->state_ != QpState::kRts && qp->state_ != QpState::kSqd && qp->state_ != QpState::kSqe) return false;
+  const RequesterState& req = qp->req_;
+  const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
+  if (!outstanding(req, qp->sq_.ring().head()) || before(psn, req.una) || !before(psn, req.next_psn)) return false;
+  ++counters_.rx_packets;
+  ++counters_.fast_received;
+  ack_up_to(*qp, psn);
+  return true;
+}
+
 void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::TransportFrame& p, uint32_t packets,
                          const packet::OpcodeInfo* last) {
   using verbs::QpState;

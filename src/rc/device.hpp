@@ -78,7 +78,8 @@ struct DeviceCounters {
   uint64_t ref_bursts_sent = 0;      // bursts whose payload went by reference
   uint64_t ref_pulls = 0;            // by-reference payloads copied straight into their target
   uint64_t ref_pull_failures = 0;    // by-reference payloads that could not be read (burst lost)
-  uint64_t fast_received = 0;        // one-packet RC SENDs the responder's fast path took (receive_send_only)
+  uint64_t fast_received = 0;        // one-packet RC SENDs and ACKs the receive fast paths took
+                                     // (receive_send_only, receive_ack)
   uint64_t fast_sent = 0;            // one-packet WQEs the requester's fast path sent (send_one_packet)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
@@ -128,8 +129,8 @@ class Device {
   // ---- transport ----
   // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
   void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
-  // The fast paths (receive_send_only, send_one_packet) on or off: off, every packet takes
-  // the general path.
+  // The fast paths (receive_send_only, receive_ack, send_one_packet) on or off: off, every
+  // packet takes the general path.
   // For the test that holds the two to the same results, and for bisecting.
   void set_fast_paths(bool on) { fast_paths_ = on; }
   // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and
@@ -257,6 +258,7 @@ class Device {
   void duplicate_request(Qp& qp, const packet::TransportFrame& p);
   bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   bool receive_send_only(const FrameAddr& from, wire::ByteSpan t);
+  bool receive_ack(wire::ByteSpan t);
   // Takes the RQ's (or SRQ's) first WQE into qp.resp_.held for the message that starts.
   // REQUIRES: the queue is not empty.
   void take_receive_wqe(Qp& qp);

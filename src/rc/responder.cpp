@@ -115,7 +115,7 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
     receive_burst(from, transport, burst);
     return;
   }
-  if (fast_paths_ && receive_send_only(from, transport)) return;
+  if (fast_paths_ && (receive_send_only(from, transport) || receive_ack(transport))) return;
   ++counters_.rx_packets;
   packet::TransportFrame& p = rx_;
   if (!packet::parse_transport_frame(transport, p)) {

@@ -9,10 +9,11 @@
 // the PMTU, multi-packet SENDs and WRITEs in between, missing receive WQEs (RNR), WQEs with
 // bad keys or too short, several SGEs, and the QP in error.
 //
-// The requester (Device::send_one_packet): SENDs and WRITEs, with and without immediate,
-// inline or not, of one SGE, several or none, some longer than the PMTU, some with a bad
-// L_Key, between READs, atomics and fences; a link that refuses frames at random; ACKs,
-// NAKs and RNR NAKs from the peer, and timeouts that send again.
+// The requester (Device::send_one_packet) and the completer's ACKs (Device::receive_ack):
+// SENDs and WRITEs, with and without immediate, inline or not, of one SGE, several or none,
+// some longer than the PMTU, some with a bad L_Key, between READs, atomics and fences; a link
+// that refuses frames at random; ACKs (old, current and stale ones), NAKs and RNR NAKs from
+// the peer, and timeouts that send again.
 #include <arpa/inet.h>
 
 #include <array>
@@ -414,8 +415,21 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
                               : answer < 92 ? wire::Aeth::nak(0, wire::NakCode::kPsnSequenceError)
                               : answer < 98 ? wire::Aeth::rnr_nak(0, 1)
                                             : wire::Aeth::nak(0, wire::NakCode::kRemoteAccessError);
-      for (size_t i = 0; i < 2; ++i) beds[i]->device.receive(Bed::peer(), Bed::build(Bed::ack(qps[i], psn, aeth)));
-      if (answer < 85) acked = psn + 1;
+      // Now and then one the requester must not take: a wrong P_Key, another QP, TVer or
+      // PadCnt set, a byte too many or too few.
+      const uint32_t damage = static_cast<uint32_t>(rng.between(0, 99));
+      for (size_t i = 0; i < 2; ++i) {
+        TransportHeaders h = Bed::ack(qps[i], psn, aeth);
+        if (damage == 0) h.bth.pkey = PKey(0x7123);
+        if (damage == 1) h.bth.dest_qp = Qpn(0x777);
+        std::vector<uint8_t> frame = Bed::build(h);
+        if (damage == 2) frame[1] |= 0x01;
+        if (damage == 3) frame[1] |= 0x10;
+        if (damage == 4) frame.push_back(0);
+        if (damage == 5) frame.pop_back();
+        beds[i]->device.receive(Bed::peer(), frame);
+      }
+      if (answer < 85 && damage > 5) acked = psn + 1;
     }
     for (auto& b : beds) b->device.progress();
     const auto f0 = beds[0]->sink.take();
@@ -466,6 +480,8 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
   EXPECT_GT(beds[0]->device.counters().fast_sent, static_cast<uint64_t>(kSteps) / 4)
       << beds[0]->device.counters().tx_packets << " packets, " << restarts << " restarts";
   EXPECT_EQ(beds[1]->device.counters().fast_sent, 0u);
+  EXPECT_GT(beds[0]->device.counters().fast_received, 0u) << "ACKs by the completer's fast path";
+  EXPECT_EQ(beds[1]->device.counters().fast_received, 0u);
   EXPECT_GT(beds[0]->sink.refused, 0u);
   EXPECT_GT(beds[0]->device.counters().retransmits, 0u);
 }
