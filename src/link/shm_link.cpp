@@ -78,6 +78,12 @@ void ShmLink::refresh() {
     // (route_ was reset above: it never points at a peer erased here)
     if (dir_.endpoint_alive(p->endpoint)) return false;
     if (last_peer_ == p.get()) last_peer_ = nullptr;
+    if (pack_.peer == p.get()) {
+      // The open pack's frames are lost with their peer (found by ASan: a pack to a peer
+      // that exited during a batch was published into its freed inbox at the batch's end).
+      counters_.lost_dead_peer += pack_.frames;
+      pack_ = Pack{};
+    }
     return true;
   });
 }
@@ -295,6 +301,7 @@ void ShmLink::commit(size_t len) {
     // Published with its pack (flush_pack).
     put_field<decltype(ShmSubFrame::length)>(building_at_, offsetof(ShmSubFrame, length), static_cast<uint16_t>(len));
     pack_.used += sub_frame_span(len);
+    ++pack_.frames;
     ++counters_.frames_packed;
     return;
   }

@@ -242,6 +242,7 @@ class ShmLink final : public rc::FrameSink {
     uint8_t* body = nullptr;
     size_t used = 0;
     size_t room = 0;
+    size_t frames = 0;
   } pack_;
   bool packing_ = true;
   bool batching_ = false;

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <memory>
+#include <tuple>
 
 #include "protocol/rc_fixture.hpp"
 #include "support/random.hpp"
@@ -30,6 +31,16 @@ class Bed : public RcProtocol {
  public:
   explicit Bed(bool fast) { device.set_fast_paths(fast); }
   void TestBody() override {}
+  // `n` SGEs over this bed's buffer at offsets `off` (a bad L_Key: one that was never issued).
+  std::array<Sge, 4> sges(const std::array<size_t, 4>& off, const std::array<uint32_t, 4>& len, size_t n,
+                          bool bad_key) const {
+    std::array<Sge, 4> out{};
+    for (size_t j = 0; j < n; ++j) {
+      out[j] = Sge{reinterpret_cast<uint64_t>(buffer.data()) + off[j], len[j], mr->lkey};
+      if (bad_key) out[j].lkey = LKey(mr->lkey.value() + 0x100);
+    }
+    return out;
+  }
   using RcProtocol::bring_up;
   using RcProtocol::build;
   using RcProtocol::buffer;
@@ -49,29 +60,20 @@ class Bed : public RcProtocol {
   using RcProtocol::sink;
 };
 
-void expect_same(const WorkCompletion& a, const WorkCompletion& b) {
-  EXPECT_EQ(a.wr_id, b.wr_id);
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.opcode, b.opcode);
-  EXPECT_EQ(a.vendor_err, b.vendor_err);
-  EXPECT_EQ(a.byte_len, b.byte_len);
-  EXPECT_EQ(a.imm_data, b.imm_data);
-  EXPECT_EQ(a.qp_num, b.qp_num);
-  EXPECT_EQ(a.src_qp, b.src_qp);
-  EXPECT_EQ(a.wc_flags, b.wc_flags);
-  EXPECT_EQ(a.pkey_index, b.pkey_index);
-  EXPECT_EQ(a.slid, b.slid);
-  EXPECT_EQ(a.sl, b.sl);
-  EXPECT_EQ(a.dlid_path_bits, b.dlid_path_bits);
+// Every field but the timestamp (none is taken here).
+auto fields(const WorkCompletion& w) {
+  return std::tie(w.wr_id, w.status, w.opcode, w.vendor_err, w.byte_len, w.imm_data, w.qp_num, w.src_qp, w.wc_flags,
+                  w.pkey_index, w.slid, w.sl, w.dlid_path_bits);
 }
+void expect_same(const WorkCompletion& a, const WorkCompletion& b) { EXPECT_TRUE(fields(a) == fields(b)); }
 
 void expect_same_counters(const rc::DeviceCounters& a, const rc::DeviceCounters& b) {
-  EXPECT_EQ(a.rx_packets, b.rx_packets);
-  EXPECT_EQ(a.tx_packets, b.tx_packets);
-  EXPECT_EQ(a.rnr_naks_sent, b.rnr_naks_sent);
-  EXPECT_EQ(a.seq_naks_sent, b.seq_naks_sent);
-  EXPECT_EQ(a.duplicates_replayed, b.duplicates_replayed);
-  for (size_t i = 0; i < a.drops.size(); ++i) EXPECT_EQ(a.drops[i], b.drops[i]) << "drop counter " << i;
+  auto counted = [](const rc::DeviceCounters& c) {
+    return std::tie(c.rx_packets, c.tx_packets, c.rnr_naks_sent, c.seq_naks_sent, c.duplicates_replayed, c.retransmits,
+                    c.drops);
+  };
+  EXPECT_TRUE(counted(a) == counted(b)) << "rx " << a.rx_packets << "/" << b.rx_packets << ", tx " << a.tx_packets
+                                        << "/" << b.tx_packets;
 }
 
 struct Scenario {
@@ -137,11 +139,7 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
     const bool bad_key = kind >= 95;
     for (size_t i = 0; i < 2; ++i) {
       Bed& b = *beds[i];
-      std::array<Sge, 4> sges{};
-      for (size_t j = 0; j < nsge; ++j) {
-        sges[j] = Sge{reinterpret_cast<uint64_t>(b.buffer.data()) + off[j], len[j], b.mr->lkey};
-        if (bad_key) sges[j].lkey = LKey(b.mr->lkey.value() + 0x100);
-      }
+      const std::array<Sge, 4> sges = b.sges(off, len, nsge, bad_key);
       RecvWr wr{wr_id, {sges.data(), nsge}};
       size_t bad = 0;
       const Status s = sc.srq ? b.device.post_srq_recv(srqs[i], std::span<const RecvWr>(&wr, 1), &bad)
@@ -328,11 +326,7 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
     const uint32_t rkey = static_cast<uint32_t>(rng.next());
     for (size_t i = 0; i < 2; ++i) {
       Bed& b = *beds[i];
-      std::array<Sge, 4> sges{};
-      for (size_t j = 0; j < nsge; ++j) {
-        sges[j] = Sge{reinterpret_cast<uint64_t>(b.buffer.data()) + off[j], len[j], b.mr->lkey};
-        if (bad_key) sges[j].lkey = LKey(b.mr->lkey.value() + 0x100);
-      }
+      const std::array<Sge, 4> sges = b.sges(off, len, nsge, bad_key);
       SendWr wr;
       wr.wr_id = wr_id;
       wr.opcode = op;
@@ -455,7 +449,6 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
     const auto a1 = beds[1]->device.take_async_events();
     ASSERT_EQ(a0.size(), a1.size());
     expect_same_counters(beds[0]->device.counters(), beds[1]->device.counters());
-    EXPECT_EQ(beds[0]->device.counters().retransmits, beds[1]->device.counters().retransmits);
     EXPECT_EQ(beds[0]->sink.refused, beds[1]->sink.refused);
     if (::testing::Test::HasFailure()) break;
     if (qps[0]->state() == QpState::kError) {

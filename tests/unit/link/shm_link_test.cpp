@@ -304,6 +304,30 @@ TEST_F(ShmLinkTest, MalformedPackedRecordsAreDroppedAndCounted) {
   EXPECT_EQ(wait(*b).wr_id, 2u);
 }
 
+// A peer that exits while a batch's pack to it is open: the pack's frames are lost with it,
+// counted, and the batch's end publishes nothing (found by ASan in the qperf rc_fetch_add_mr
+// test: the pack was published into the freed peer's inbox).
+TEST_F(ShmLinkTest, APackToAPeerThatLeavesDuringTheBatchIsLostNotPublished) {
+  build();
+  rc::FrameAddr to;
+  to.slid = Lid(1);
+  to.dlid = Lid(2);
+  a->link.begin_batch();
+  wire::MutByteSpan f = a->link.reserve(to, b->qp->qpn(), 16);
+  ASSERT_EQ(f.size(), 16u);
+  std::fill(f.begin(), f.end(), uint8_t{0});
+  a->link.commit(16);
+  EXPECT_EQ(a->link.counters().frames_packed, 1u);
+  dir.remove_endpoint(b->ep.id);  // softibd saw b's session close
+  // The next frame of the batch finds the directory changed and b gone.
+  EXPECT_EQ(a->link.reserve(to, b->qp->qpn(), 16).size(), 16u) << "a discarded frame still gets room";
+  a->link.commit(16);
+  a->link.end_batch();
+  EXPECT_EQ(a->link.counters().packs_sent, 0u);
+  EXPECT_EQ(a->link.counters().lost_dead_peer, 1u) << "the packed frame";
+  EXPECT_EQ(a->link.counters().lost_no_endpoint, 1u) << "the frame after";
+}
+
 TEST_F(ShmLinkTest, AFullRingHoldsWorkBackWithoutLosingIt) {
   build(4096);  // 3 frames of 1 KiB fit
   for (size_t i = 0; i < 100000; ++i) a->buffer[i] = static_cast<uint8_t>(i ^ 0x5A);
