@@ -126,9 +126,8 @@ bool Device::receive_ack(wire::ByteSpan t) {
   if (p[0] != static_cast<uint8_t>(packet::Opcode::kRcAcknowledge)) return false;
   if ((p[1] & 0x3F) != 0) return false;              // TVer 0, PadCnt 0 (no payload)
   if ((p[wire::Bth::kLen] & 0xE0) != 0) return false;  // the ACK kind (IBA 9.3.5 table 42)
-  Qp* qp = find_qp(Qpn(wire::load_be32(p + 4) & 0xFFFFFF));
-  if (qp == nullptr || qp->type() != verbs::QpType::kRc) return false;
-  if (!pkey_match(PKey(wire::load_be16(p + 2)), qp_pkey(*qp))) return false;
+  Qp* qp = fast_path_qp(p);
+  if (qp == nullptr) return false;
   using verbs::QpState;
   if (qp->state_ != QpState::kRts && qp->state_ != QpState::kSqd && qp->state_ != QpState::kSqe) return false;
   const RequesterState& req = qp->req_;

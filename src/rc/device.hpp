@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include <cstdint>
+#include <cstring>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -256,9 +257,33 @@ class Device {
   void send_ack(Qp& qp, Psn psn, wire::Aeth aeth);
   void send_atomic_ack(Qp& qp, const Resource& res);
   void duplicate_request(Qp& qp, const packet::TransportFrame& p);
-  bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
+  // Writes `data` at `offset` of the WQE's SGEs; false with `fault` (LocLenErr, LocProtErr)
+  // when it does not fit or an SGE does not resolve. Inline for one SGE (nearly every receive
+  // WQE: callgrind, 64-byte SEND, ~45 instructions against ~110 through the loop).
+  [[gnu::always_inline]] bool scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data,
+                                      verbs::WcStatus* fault) {
+    if (w.num_sge != 1 || data.empty() || offset + data.size() > w.length)
+      return scatter_sges(qp, w, offset, data, fault);
+    const verbs::Sge& s = w.sge[0];
+    uint8_t* dst = nullptr;
+    if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr + offset, data.size(), verbs::access::kLocalWrite, &dst) !=
+        verbs::MemFault::kNone) {
+      *fault = verbs::WcStatus::kLocProtErr;
+      return false;
+    }
+    std::memcpy(dst, data.data(), data.size());
+    return true;
+  }
+  bool scatter_sges(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   bool receive_send_only(const FrameAddr& from, wire::ByteSpan t);
   bool receive_ack(wire::ByteSpan t);
+  // The RC QP a fast path's frame goes to, if its P_Key matches the QP's (the checks of
+  // receive() before it dispatches); else nullptr. REQUIRES: at least a BTH at `bth`.
+  Qp* fast_path_qp(const uint8_t* bth) const {
+    Qp* qp = find_qp(Qpn(wire::load_be32(bth + 4) & 0xFFFFFF));
+    if (qp == nullptr || qp->type() != verbs::QpType::kRc) return nullptr;
+    return pkey_match(PKey(wire::load_be16(bth + 2)), qp_pkey(*qp)) ? qp : nullptr;
+  }
   // Takes the RQ's (or SRQ's) first WQE into qp.resp_.held for the message that starts.
   // REQUIRES: the queue is not empty.
   void take_receive_wqe(Qp& qp);

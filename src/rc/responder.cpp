@@ -56,7 +56,7 @@ uint64_t do_atomic(uint8_t* at, bool cmp_swap, uint64_t swap_add, uint64_t compa
 
 }  // namespace
 
-bool Device::scatter(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, WcStatus* fault) {
+bool Device::scatter_sges(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, WcStatus* fault) {
   if (offset + data.size() > w.length) {
     *fault = WcStatus::kLocLenErr;
     return false;
@@ -170,10 +170,9 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t) {
   const size_t after = t.size() - header_len;
   const size_t pad = (p[1] >> 4) & 3;
   if (after % 4 != 0 || pad > after) return false;
-  Qp* qp = find_qp(Qpn(wire::load_be32(p + 4) & 0xFFFFFF));
-  if (qp == nullptr || qp->type() != QpType::kRc) return false;
+  Qp* qp = fast_path_qp(p);
+  if (qp == nullptr) return false;
   if (qp->state_ == QpState::kReset || qp->state_ == QpState::kInit || qp->state_ == QpState::kError) return false;
-  if (!pkey_match(PKey(wire::load_be16(p + 2)), qp_pkey(*qp))) return false;
   ResponderState& r = qp->resp_;
   const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
   if (psn != r.epsn || r.in_msg != ResponderState::InMsg::kNone || r.wqe != nullptr) return false;
@@ -182,18 +181,8 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t) {
   verbs::RecvQueue& rq = qp->rq();
   if (rq.empty()) return false;
   verbs::RecvWqe& w = rq.front();
-  if (w.num_sge == 1 && !data.empty() && data.size() <= w.length) {
-    // One SGE (nearly every receive WQE): scatter() without its loop (callgrind: 110 -> ~45).
-    const verbs::Sge& s = w.sge[0];
-    uint8_t* dst = nullptr;
-    if (mrs_.resolve_local(s.lkey, qp->pd_, s.addr, data.size(), verbs::access::kLocalWrite, &dst) !=
-        verbs::MemFault::kNone)
-      return false;
-    std::memcpy(dst, data.data(), data.size());
-  } else {
-    WcStatus fault = WcStatus::kSuccess;
-    if (!scatter(*qp, w, 0, data, &fault)) return false;
-  }
+  WcStatus fault = WcStatus::kSuccess;
+  if (!scatter(*qp, w, 0, data, &fault)) return false;
   const uint64_t wr_id = w.wr_id;
   rq.pop();
   if (qp->srq_ != nullptr && qp->srq_->take_limit_event())
@@ -598,39 +587,33 @@ void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn, uint
 // Sends as much of a job as the link takes; true when it is done.
 bool Device::run_job(Qp& qp, OutJob& job) {
   const FrameAddr to = address_of(qp.attr_.ah_attr);
+  wire::Bth bth;
+  bth.pkey = qp_pkey(qp);
+  bth.dest_qp = qp.attr_.dest_qp_num;
+  bth.psn = job.psn;
   if (job.kind == OutJob::Kind::kAeth) {
-    // An ACK (or NAK) follows nearly every message: its two headers are written straight,
-    // the bytes send_frame() would write, as Bth::encode and Aeth::encode write them (TVer 0,
-    // no SE, MigReq, FECN, BECN or AckReq). Through the generic header table a ping-pong's
-    // ACK cost ~430 instructions; with the encoders ~150; so, ~100 (callgrind).
+    // An ACK (or NAK) follows nearly every message: its two headers are encoded straight into
+    // the frame, the bytes send_frame() would write, without a TransportHeaders (a ping-pong's
+    // ACK cost ~430 instructions through the generic header table; so, ~100: callgrind).
     constexpr size_t kLen = wire::Bth::kLen + wire::Aeth::kLen;
     static_assert(packet::transport_length(*packet::find_opcode(static_cast<uint8_t>(packet::Opcode::kRcAcknowledge)),
                                            0) == kLen);
-    const uint32_t pkey = qp_pkey(qp).value();
-    return send_written(to, qp.attr_.dest_qp_num, kLen, [&](wire::MutByteSpan out) {
-      uint8_t* f = out.data();
-      wire::store_be32(f, uint32_t{static_cast<uint8_t>(packet::Opcode::kRcAcknowledge)} << 24 | pkey);
-      wire::store_be32(f + 4, qp.attr_.dest_qp_num.value());
-      wire::store_be32(f + 8, job.psn.value());
-      wire::store_be32(f + 12, uint32_t{job.aeth.syndrome} << 24 | (job.aeth.msn & 0xFFFFFF));
+    bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
+    return send_written(to, bth.dest_qp, kLen, [&](wire::MutByteSpan out) {
+      bth.encode(out, 0);
+      job.aeth.encode(out.subspan(wire::Bth::kLen));
       return true;
     });
   }
   packet::TransportHeaders h;
-  h.bth.pkey = qp_pkey(qp);
-  h.bth.dest_qp = qp.attr_.dest_qp_num;
-  switch (job.kind) {
-    case OutJob::Kind::kAeth:
-      SOFTIB_ASSERT_MSG(false, "an ACK or NAK is sent above");
-      return true;
-    case OutJob::Kind::kAtomicAck:
-      h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
-      h.bth.psn = job.psn;
-      h.aeth = wire::Aeth::ack(job.msn);
-      h.atomic_ack_eth = wire::AtomicAckEth{job.original};
-      return send_frame(to, h, {});
-    case OutJob::Kind::kReadResponses: break;
+  h.bth = bth;
+  if (job.kind == OutJob::Kind::kAtomicAck) {
+    h.bth.opcode = static_cast<uint8_t>(packet::Opcode::kRcAtomicAcknowledge);
+    h.aeth = wire::Aeth::ack(job.msn);
+    h.atomic_ack_eth = wire::AtomicAckEth{job.original};
+    return send_frame(to, h, {});
   }
+  // Read responses.
   const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
   uint8_t* base = nullptr;
   if (job.length != 0 &&
