@@ -15,7 +15,8 @@ namespace {
 
 // A cheap, monotonic count for rate-limiting lease refreshes: the time-stamp counter where
 // there is one (12 ns a reading here against 40 ns for CLOCK_MONOTONIC), else the clock.
-// Only differences are used, as a lower bound on elapsed time (no clock runs under 1 GHz).
+// Only differences are used (ticks_since: the CPUs' counters disagree a little), as a lower
+// bound on elapsed time (no clock runs under 1 GHz).
 uint64_t ticks() {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();
@@ -197,8 +198,8 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   // Relaxed loads and stores: only the device lock's holder runs a step.
   if (did) {
     last_busy_ticks_.store(now, std::memory_order_relaxed);
-  } else if (shm_ != nullptr && now - last_busy_ticks_.load(std::memory_order_relaxed) >= kStallTicks &&
-             now - last_stall_check_.load(std::memory_order_relaxed) >= kStallTicks) {
+  } else if (shm_ != nullptr && ticks_since(last_busy_ticks_.load(std::memory_order_relaxed), now) >= kStallTicks &&
+             ticks_since(last_stall_check_.load(std::memory_order_relaxed), now) >= kStallTicks) {
     last_stall_check_.store(now, std::memory_order_relaxed);
     shm_->wake_stalled();
   }
@@ -244,7 +245,7 @@ uint64_t Engine::touch() {
 }
 
 void Engine::touch_at(uint64_t t) {
-  if (shm_ != nullptr && t - lease_tsc_.load(std::memory_order_relaxed) >= kLeaseRefreshTicks) {
+  if (shm_ != nullptr && ticks_since(lease_tsc_.load(std::memory_order_relaxed), t) >= kLeaseRefreshTicks) {
     lease_tsc_.store(t, std::memory_order_relaxed);
     shm_->inbox().hold_lease(link::monotonic_ns(), polling_since_ns_);
     // An engine already asleep without a timeout would never see the lease end: wake it so it
@@ -272,7 +273,7 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
-  if (t - last_step_ticks_.load(std::memory_order_relaxed) < kIdleStepTicks) return false;
+  if (ticks_since(last_step_ticks_.load(std::memory_order_relaxed), t) < kIdleStepTicks) return false;
   return try_progress(StepKind::kPoll, cq, want);
 }
 

@@ -91,6 +91,16 @@ class EngineTest : public ::testing::Test {
   Host b;
 };
 
+TEST(EngineTicks, AStampFromACpuWhoseCounterRunsAheadCountsAsNoTimeElapsed) {
+  // Two vCPUs' time-stamp counters disagree by up to ~2,000 ticks here: a stamp written on
+  // one and compared on the other may lie in the future, which is no time at all, not 2^64.
+  EXPECT_EQ(ticks_since(10'000, 9'000), 0u);
+  EXPECT_EQ(ticks_since(10'000, 10'000), 0u);
+  EXPECT_EQ(ticks_since(9'000, 10'000), 1'000u);
+  EXPECT_EQ(ticks_since(0, UINT64_MAX), UINT64_MAX);
+  EXPECT_EQ(ticks_since(UINT64_MAX, 5), 0u);
+}
+
 TEST_F(EngineTest, OneSidedWriteAndReadNeedNothingFromTheTarget) {
   for (size_t i = 0; i < 100000; ++i) a.buffer[i] = static_cast<uint8_t>(i * 7);
   SendWr wr;
