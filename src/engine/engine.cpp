@@ -191,14 +191,22 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
     did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow);
   if (hook_) hook_();
   if (did) bump(counters_.steps);
-  // Stamped at the end: reading the time-stamp counter costs ~11 ns here, and before the
-  // work it would delay a reply by as much.
+  // Relaxed loads and stores: only the device lock's holder runs a step (poll_inline may
+  // resolve an unstamped step's time without it: a heuristic's input, either value will do).
+  if (did && kind != StepKind::kEngine) {
+    // An application thread's busy step is not timed: reading the time-stamp counter costs
+    // ~10 ns here, and this thread's caller waits for what the step did (a poll's
+    // completion; a post's next poll). The next reading, on an idle poll or an idle step,
+    // stands in for it.
+    last_step_ticks_.store(kUnstamped, std::memory_order_relaxed);
+    last_busy_ticks_.store(kUnstamped, std::memory_order_relaxed);
+    return did;
+  }
   const uint64_t now = ticks();
   last_step_ticks_.store(now, std::memory_order_relaxed);
-  // Relaxed loads and stores: only the device lock's holder runs a step.
   if (did) {
     last_busy_ticks_.store(now, std::memory_order_relaxed);
-  } else if (shm_ != nullptr && ticks_since(last_busy_ticks_.load(std::memory_order_relaxed), now) >= kStallTicks &&
+  } else if (shm_ != nullptr && ticks_since(stamped(last_busy_ticks_, now), now) >= kStallTicks &&
              ticks_since(last_stall_check_.load(std::memory_order_relaxed), now) >= kStallTicks) {
     last_stall_check_.store(now, std::memory_order_relaxed);
     shm_->wake_stalled();
@@ -234,8 +242,27 @@ bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want) {
 }
 
 void Engine::touch_after_step(bool ran) {
-  // The step's end stamp when this thread ran it: one time-stamp reading fewer.
-  touch_at(ran ? last_step_ticks_.load(std::memory_order_relaxed) : ticks());
+  // The step's end stamp when this thread ran it: one time-stamp reading fewer. A busy
+  // step has none (step()): the lease is then refreshed as a poll that found completions
+  // refreshes it.
+  if (!ran) {
+    touch();
+    return;
+  }
+  const uint64_t t = last_step_ticks_.load(std::memory_order_relaxed);
+  if (t == kUnstamped)
+    touch_sometimes();
+  else
+    touch_at(t);
+}
+
+uint64_t Engine::stamped(std::atomic<uint64_t>& stamp, uint64_t now) {
+  uint64_t t = stamp.load(std::memory_order_relaxed);
+  if (t == kUnstamped) {
+    stamp.store(now, std::memory_order_relaxed);
+    t = now;
+  }
+  return t;
 }
 
 uint64_t Engine::touch() {
@@ -273,7 +300,7 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
-  if (ticks_since(last_step_ticks_.load(std::memory_order_relaxed), t) < kIdleStepTicks) return false;
+  if (ticks_since(stamped(last_step_ticks_, t), t) < kIdleStepTicks) return false;
   return try_progress(StepKind::kPoll, cq, want);
 }
 

@@ -165,8 +165,13 @@ class Engine {
   std::atomic<uint64_t> lease_tsc_{0};
   // Since when (monotonic ns) application threads have held the lease without a break.
   std::atomic<uint64_t> polling_since_ns_{0};
-  std::atomic<uint64_t> last_step_ticks_{0};  // when the last step ended (ticks)
-  std::atomic<uint64_t> last_busy_ticks_{0};  // ... the last step that did something
+  // When the last step ended (ticks), and the last step that did something; kUnstamped: a
+  // busy step of an application thread, which reads no clock (step()), so just now as far as
+  // the next reading knows (stamped() puts that reading in).
+  static constexpr uint64_t kUnstamped = UINT64_MAX;
+  static uint64_t stamped(std::atomic<uint64_t>& stamp, uint64_t now);
+  std::atomic<uint64_t> last_step_ticks_{0};
+  std::atomic<uint64_t> last_busy_ticks_{0};
   std::atomic<uint64_t> last_stall_check_{0};  // when a step last ran ShmLink::wake_stalled
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
   std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
