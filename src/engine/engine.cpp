@@ -167,7 +167,10 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   // kPost: the new work goes out first; the second progress below is then needed only for
   // what the frames taken in between brought.
   const bool sent_first = kind == StepKind::kPost;
-  bool did = sent_first && device_.progress(acks);
+  // Timers wait for a step with nothing to hand back (rc::Device::Timers): not a post's
+  // first progress, whose request its peer waits for, nor a poll's that has its answer.
+  using Timers = rc::Device::Timers;
+  bool did = sent_first && device_.progress(acks, Timers::kLater);
   bool received = false;
   if (has_inbox_.load(std::memory_order_relaxed)) {
     {
@@ -187,8 +190,11 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   did |= received;
   // A post's step holds no ACK of its own: the requests it answers arrived after its post,
   // which went out first (above). Only a poll's step holds, for the answer that follows it.
-  if (!sent_first || received)
-    did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow);
+  if (!sent_first || received) {
+    const bool answered = kind == StepKind::kPoll && cq != nullptr && cq->queued() >= want;
+    did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow,
+                            answered ? Timers::kLater : Timers::kRun);
+  }
   if (hook_) hook_();
   if (did) bump(counters_.steps);
   // Relaxed loads and stores: only the device lock's holder runs a step (poll_inline may

@@ -417,7 +417,7 @@ void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicit
 
 // ---- progress ----
 
-bool Device::progress(AckPolicy acks) {
+bool Device::progress(AckPolicy acks, Timers timers) {
   bool did = false;
   refused_ = false;
   for (auto& [n, qp_ptr] : qps_) {
@@ -439,7 +439,7 @@ bool Device::progress(AckPolicy acks) {
       flush_acks(qp);
       did = true;
     }
-    if ((qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
+    if (timers == Timers::kRun && (qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
     if ((qp.state_ == QpState::kRts || (qp.state_ == QpState::kSqd && qp.req_.send_started)) && run_requester(qp))
       did = true;
     if (qp.req_.draining && qp.req_.send_pos == qp.sq_.ring().head() && !qp.req_.send_started) {

@@ -149,7 +149,14 @@ class Device {
   // next poll or post, or its engine once the application stops (at the end of its lease,
   // at most link::kLeaseMaxNs), far inside any such timeout.
   enum class AckPolicy : uint8_t { kSendNow, kHoldOneStep };
-  bool progress(AckPolicy acks = AckPolicy::kSendNow);
+  //
+  // Timers::kLater: the retransmission and RNR timers are not looked at in this call. For a
+  // caller with something to hand its application at once (a post's new request, a poll's
+  // answer): a look reads the clock (a virtual call and CLOCK_MONOTONIC_COARSE, ~10 ns here),
+  // and IBA timers are lower bounds, so one more step is late by nothing that matters. The
+  // caller's next progress() looks (the engine's always do).
+  enum class Timers : uint8_t { kRun, kLater };
+  bool progress(AckPolicy acks = AckPolicy::kSendNow, Timers timers = Timers::kRun);
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
   std::optional<TimePoint> next_deadline() const;
   // The link refused a frame during the last receive or progress step (flow control): work is
