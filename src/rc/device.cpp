@@ -419,6 +419,10 @@ void Device::complete_recv(Qp& qp, const verbs::WorkCompletion& wc, bool solicit
 
 bool Device::progress(AckPolicy acks, Timers timers) {
   bool did = false;
+  if (timers == Timers::kRun || ++timer_deferrals_ >= kMaxTimerDeferrals) {
+    timers = Timers::kRun;
+    timer_deferrals_ = 0;
+  }
   refused_ = false;
   for (auto& [n, qp_ptr] : qps_) {
     Qp& qp = *qp_ptr;

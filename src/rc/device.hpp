@@ -154,8 +154,11 @@ class Device {
   // caller with something to hand its application at once (a post's new request, a poll's
   // answer): a look reads the clock (a virtual call and CLOCK_MONOTONIC_COARSE, ~10 ns here),
   // and IBA timers are lower bounds, so one more step is late by nothing that matters. The
-  // caller's next progress() looks (the engine's always do).
+  // caller's next progress() looks (the engine's always do), and every kMaxTimerDeferrals-th
+  // kLater call in a row looks anyway: a thread whose every poll has its answer (a stream
+  // coming in) still sees another QP's retransmission timer run out.
   enum class Timers : uint8_t { kRun, kLater };
+  static constexpr uint32_t kMaxTimerDeferrals = 16;
   bool progress(AckPolicy acks = AckPolicy::kSendNow, Timers timers = Timers::kRun);
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
   std::optional<TimePoint> next_deadline() const;
@@ -311,6 +314,7 @@ class Device {
   std::list<verbs::Srq> srqs_;
   std::list<verbs::Ah> ahs_;
   std::unordered_map<uint32_t, std::unique_ptr<Qp>> qps_;
+  uint32_t timer_deferrals_ = 0;  // progress() calls in a row that did not look at the timers
   // The QP find_qp() found last: most frames in a row go to one QP (a hash lookup costs a
   // division by the bucket count). Reset when that QP is destroyed.
   mutable Qp* last_qp_ = nullptr;

@@ -348,6 +348,30 @@ TEST_F(RcRequesterProtocol, AckTimeoutResendsThenRetryExhaustedFailsAndFlushes) 
   EXPECT_EQ(device.counters().retransmits, 3u * options.retry_cnt);
 }
 
+TEST_F(RcRequesterProtocol, TimersPutOffByProgressCallsAreLookedAtWithinKMaxTimerDeferralsCalls) {
+  // A thread whose every step hands back an answer asks for Timers::kLater each time: a
+  // retransmission is late by at most kMaxTimerDeferrals of its calls, not for as long as
+  // the answers keep coming.
+  post_send(qp, 1, 0, 16);
+  ASSERT_EQ(progress().size(), 1u);  // a kRun call: the count of deferrals starts afresh
+  clock.advance(rc::local_ack_timeout(10));
+  using Timers = rc::Device::Timers;
+  for (uint32_t i = 1; i < rc::Device::kMaxTimerDeferrals; ++i) {
+    device.progress(rc::Device::AckPolicy::kHoldOneStep, Timers::kLater);
+    ASSERT_TRUE(sink.take().empty()) << "call " << i << " put the timer off";
+  }
+  EXPECT_EQ(device.counters().timeouts, 0u);
+  device.progress(rc::Device::AckPolicy::kHoldOneStep, Timers::kLater);
+  EXPECT_EQ(psns(sink.take()), std::vector<Psn>{sq_psn()}) << "the last deferral looks and retransmits";
+  EXPECT_EQ(device.counters().timeouts, 1u);
+  // And a kRun call looks at once.
+  clock.advance(rc::local_ack_timeout(10));
+  device.progress(rc::Device::AckPolicy::kHoldOneStep, Timers::kLater);
+  EXPECT_TRUE(sink.take().empty());
+  EXPECT_EQ(psns(progress()), std::vector<Psn>{sq_psn()});
+  EXPECT_EQ(device.counters().timeouts, 2u);
+}
+
 TEST_F(RcRequesterProtocol, AnAckThatMovesForwardRestartsTheRetryBudget) {
   post_send(qp, 1, 0, 16);
   post_send(qp, 2, 0, 16);
