@@ -144,6 +144,9 @@ class Engine {
   void pace_sleeper_barrier();  // engine thread, before each sleep
   void touch_after_step(bool ran);  // the lease after a step this thread tried (touch_at)
   bool work_waiting() const;
+  // poll_inline() after a step drained a stream (streaming_): true while the poll should
+  // leave the inbox alone (kStreamQuietTicks after that step); then clears streaming_.
+  bool stream_quiet();
 
   rc::Device& device_;
   EngineOptions options_;
@@ -175,6 +178,9 @@ class Engine {
   std::atomic<uint64_t> last_stall_check_{0};  // when a step last ran ShmLink::wake_stalled
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
   std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
+  // The last step emptied the inbox after a stream of packed records (its caller's thread
+  // sets it; poll_inline clears it).
+  std::atomic<bool> streaming_{false};
   // Engine thread: sleeps in the current window of pace_sleeper_barrier().
   uint32_t sleeps_in_window_ = 0;
   std::chrono::steady_clock::time_point window_start_{};

@@ -311,6 +311,8 @@ void ShmLink::commit(size_t len) {
 
 size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, size_t want) {
   size_t n = 0;
+  size_t packed = 0;        // frames taken from packed records
+  bool cut_short = false;   // stopped by the budget or the answer, not by empty channels
   // The caller has its answer: no more frames (checked before each one).
   auto answered = [&] { return until != nullptr && until->queued() >= want; };
   const uint32_t words = (inbox_.channels() + 63) / 64;
@@ -328,12 +330,22 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
         r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
         r.packed_at = 0;
       }
-      while (n < budget && !answered()) {
+      for (;;) {
+        if (n >= budget || answered()) {
+          cut_short = true;
+          break;
+        }
         const auto rec = r.reader->peek();
         if (!rec) break;
         if (rec->kind == kRecordPacked) {
           // The rest of the record waits, in place, when the budget or the answer comes first.
-          if (!take_packed(device, r, rec->body, n, budget, until, want)) break;
+          const size_t before = n;
+          const bool whole = take_packed(device, r, rec->body, n, budget, until, want);
+          packed += n - before;
+          if (!whole) {
+            cut_short = true;
+            break;
+          }
         } else {
           take_frame(device, r, mem, owner, *rec);
           ++n;
@@ -343,6 +355,8 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       r.reader->publish();
     }
   }
+  if (n >= budget) cut_short = true;  // channels not looked at
+  drained_stream_ = !cut_short && packed >= kStreamFrames;
   return n;
 }
 

@@ -158,6 +158,10 @@ class ShmLink final : public rc::FrameSink {
   // REQUIRES: the device's lock.
   static constexpr size_t kPollBudget = 512;
   size_t poll(rc::Device& device, size_t budget = kPollBudget, const verbs::Cq* until = nullptr, size_t want = 0);
+  // Whether the last poll() emptied every channel after taking at least kStreamFrames frames
+  // from packed records: a sender is streaming small messages, and more will follow.
+  bool drained_a_stream() const { return drained_stream_; }
+  static constexpr size_t kStreamFrames = 8;
   // Whether a frame waits in some channel (the engine's last look before it sleeps).
   bool ready() const;
   // Frees the channels whose senders died. REQUIRES: the device's lock.
@@ -246,6 +250,7 @@ class ShmLink final : public rc::FrameSink {
   } pack_;
   bool packing_ = true;
   bool batching_ = false;
+  bool drained_stream_ = false;  // poll(): see drained_a_stream()
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
   bool references_ = false;

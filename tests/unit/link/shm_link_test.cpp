@@ -213,6 +213,43 @@ TEST_F(ShmLinkTest, APollForOneCompletionStopsAtTheFrameThatMadeIt) {
   }
 }
 
+// drained_a_stream() says a poll emptied the channels after taking a stream of packed frames:
+// not when the stream was short, nor when the budget or the caller's answer stopped it.
+TEST_F(ShmLinkTest, APollSaysItDrainedAStreamOnlyWhenItTookEnoughPackedFramesAndEmptiedTheRing) {
+  build();
+  auto send = [&](size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      post_recv(*b, i, 0, 64);
+      post(*a, WrOpcode::kSend, 0, 16, 0);
+    }
+    a->device.progress();
+  };
+  send(ShmLink::kStreamFrames);
+  ASSERT_EQ(a->link.counters().frames_packed, ShmLink::kStreamFrames);
+  EXPECT_EQ(b->link.poll(b->device), ShmLink::kStreamFrames);
+  EXPECT_TRUE(b->link.drained_a_stream());
+  EXPECT_EQ(b->link.poll(b->device), 0u);
+  EXPECT_FALSE(b->link.drained_a_stream()) << "an empty poll took no stream";
+
+  send(ShmLink::kStreamFrames - 1);
+  EXPECT_EQ(b->link.poll(b->device), ShmLink::kStreamFrames - 1);
+  EXPECT_FALSE(b->link.drained_a_stream()) << "too short for a stream";
+
+  send(2 * ShmLink::kStreamFrames);
+  EXPECT_EQ(b->link.poll(b->device, ShmLink::kStreamFrames), ShmLink::kStreamFrames);
+  EXPECT_FALSE(b->link.drained_a_stream()) << "the budget stopped it: frames wait";
+  EXPECT_EQ(b->link.poll(b->device, 512, b->cq, b->cq->queued() + 3), 3u);
+  EXPECT_FALSE(b->link.drained_a_stream()) << "the answer stopped it: frames wait";
+  EXPECT_EQ(b->link.poll(b->device), ShmLink::kStreamFrames - 3);
+  EXPECT_FALSE(b->link.drained_a_stream()) << "the rest: fewer than a stream";
+
+  post_recv(*b, 0, 0, 64);
+  post(*a, WrOpcode::kSend, 0, 16, 0);
+  a->device.progress();
+  EXPECT_EQ(b->link.poll(b->device), 1u);
+  EXPECT_FALSE(b->link.drained_a_stream()) << "a record of its own is no stream";
+}
+
 // A step's small frames to one peer share a packed record (ShmLink::begin_batch); larger
 // ones, and the frames of a lone WQE, go as records of their own; everything arrives whole
 // and in order through a ring that wraps, packs cut where a frame would not fit.
