@@ -36,9 +36,9 @@ constexpr uint64_t kIdleStepTicks = 2'000;
 // lines the consumer's core took (the sender's reserve_frame went from 3 % to 10 % of its
 // time), and the two settle there, at half the rate, or in the state where the consumer
 // lags and takes records in bunches. bench_verbs rate 64 B, 10 interleaved runs each:
-// median 13.4 -> 18.7 M msg/s. Tuned over 1 (off), 2,000, 5,000 and 15,000 ticks: 2,000 was
-// no better than off, 15,000 no better than 5,000. A ping-pong sends no packed records and
-// never waits here.
+// median 13.4 -> 18.7 M msg/s. Of 5,000 and 15,000 ticks, 15,000 was no better (a run of
+// 2,000 fell in a slow spell of the machine and decided nothing). A ping-pong sends no
+// packed records and never waits here.
 constexpr uint64_t kStreamQuietTicks = 5'000;
 // 200,000 ticks (~100 us here): how long after its last step that did anything a step looks
 // whether a peer left what this link sent unread (ShmLink::wake_stalled), and how often it
