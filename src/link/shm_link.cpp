@@ -175,7 +175,6 @@ wire::MutByteSpan ShmLink::reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, s
     if (const wire::MutByteSpan room = reserve_packed(p, to, len); !room.empty()) return room;
   }
   flush_pack();  // a record of its own goes behind the pack (one reservation a ring at a time)
-  building_packed_ = false;
   const size_t header = sizeof(ShmFrameHeader) + (to.global ? sizeof(ShmGrhFields) : 0);
   if (header + len > p->writer->max_body()) {
     // Larger than a channel can carry: the transport never builds such a frame.
@@ -192,9 +191,14 @@ wire::MutByteSpan ShmLink::reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, s
     ++counters_.refused;
     return {};
   }
-  const wire::MutByteSpan room = *reserved;
+  return start_record(p, *reserved, to, len);
+}
+
+wire::MutByteSpan ShmLink::start_record(Peer* p, wire::MutByteSpan room, const rc::FrameAddr& to, size_t len) {
+  const size_t header = room.size() - len;
   store_frame_header(room.data(), to.slid.value(), to.dlid.value(), to.sl);
   building_at_ = room.data();
+  building_packed_ = false;
   if (to.global) {
     uint8_t* g = room.data() + sizeof(ShmFrameHeader);
     std::memcpy(g + offsetof(ShmGrhFields, sgid), to.sgid.raw().data(), 16);
