@@ -209,7 +209,15 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
     did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow,
                             answered ? Timers::kLater : Timers::kRun);
   }
-  if (hook_) hook_();
+  if (hook_) {
+    if (hook_watch_ == nullptr) {
+      hook_();
+    } else if (const uint64_t g = hook_watch_->load(std::memory_order_acquire);
+               g != hook_seen_ || device_.has_async_events()) {
+      hook_seen_ = g;
+      hook_();
+    }
+  }
   if (did) bump(counters_.steps);
   // Relaxed loads and stores: only the device lock's holder runs a step (poll_inline may
   // resolve an unstamped step's time without it: a heuristic's input, either value will do).

@@ -123,7 +123,13 @@ class Engine {
 
   // Runs at the end of every device step, under the device lock, on whichever thread ran the
   // step (the owner's: port changes, async events). Set before start().
-  void set_step_hook(std::function<void()> hook) { hook_ = std::move(hook); }
+  // With `watch` (a generation word, e.g. the shared directory's), only the steps after which
+  // the device holds async events or the word moved since the hook last ran call it: a call
+  // through std::function costs ~30 instructions, and most steps have nothing for it.
+  void set_step_hook(std::function<void()> hook, const std::atomic<uint64_t>* watch = nullptr) {
+    hook_ = std::move(hook);
+    hook_watch_ = watch;
+  }
 
   const EngineCounters& counters() const { return counters_; }
   rc::Device& device() { return device_; }
@@ -190,6 +196,8 @@ class Engine {
   std::vector<std::vector<uint8_t>> spare_;
   EngineCounters counters_;
   std::function<void()> hook_;
+  const std::atomic<uint64_t>* hook_watch_ = nullptr;
+  uint64_t hook_seen_ = UINT64_MAX;  // hook_watch_'s value when the hook last ran (step())
 };
 
 }  // namespace softib::engine

@@ -147,6 +147,8 @@ class ShmDirectory {
   const ShmRegion& region() const { return region_; }
   const DirHeader& header() const { return *reinterpret_cast<const DirHeader*>(region_.data()); }
   uint64_t generation() const { return header().generation.load(std::memory_order_acquire); }
+  // The word itself, for a watcher that compares it with what it saw (Engine::set_step_hook).
+  const std::atomic<uint64_t>& generation_word() const { return header().generation; }
 
   // ---- readers ----
   std::optional<uint32_t> port_of_lid(Lid lid) const;

@@ -169,7 +169,8 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);
   c->engine_ = engine::Engine::create(*c->device_, {}, c->shm_.get(), std::move(*bell));
-  c->engine_->set_step_hook([self] { self->on_step(); });
+  // on_step has work only when the directory moved or the device raised async events.
+  c->engine_->set_step_hook([self] { self->on_step(); }, &c->dir_->generation_word());
   c->engine_->start();
   log(LogLevel::kInfo, "verbs", "{} ({}): endpoint {}, QPNs {:#x}-{:#x}", device.name, device.node_id, at.endpoint,
       at.qpn_first, at.qpn_last);
