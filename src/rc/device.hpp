@@ -97,8 +97,9 @@ class Device {
   // A spin lock (base/spinlock.hpp: spins, then yields), not a std::mutex: every step takes
   // it, and glibc's pthread_mutex_trylock and unlock cost ~84 instructions a step between
   // them, the unlock a locked instruction; the spin lock's unlock is a plain store. Its
-  // holders keep it for one step at most (microseconds), and a waiter yields to a holder
-  // that lost its CPU.
+  // holders keep it for one step at most (microseconds; the one longer hold is a step's first
+  // frame to a new peer, which asks softibd for the peer's inbox, once per peer), and a
+  // waiter yields to a holder that lost its CPU.
   SpinLock& lock() { return mu_; }
   const verbs::DeviceCaps& caps() const { return caps_; }
   PortAttr& port() { return port_; }
