@@ -310,12 +310,20 @@ void Engine::touch_at(uint64_t t) {
   }
 }
 
-bool Engine::stream_quiet() {
+std::optional<uint64_t> Engine::idle_ticks_since_step() {
+  // The time-stamp counter is read on one empty poll in kIdlePollsPerTick: a reading costs
+  // ~10 ns here, as much as the rest of an empty poll, and a frame that lands while a polling
+  // loop reads it waits that much longer to be seen. Relaxed, as in touch_sometimes().
   const uint32_t n = idle_polls_.load(std::memory_order_relaxed) + 1;
   idle_polls_.store(n, std::memory_order_relaxed);
-  if (n % kIdlePollsPerTick != 0) return true;
+  if (n % kIdlePollsPerTick != 0) return std::nullopt;
   const uint64_t t = touch();
-  if (ticks_since(stamped(last_step_ticks_, t), t) < kStreamQuietTicks) return true;
+  return ticks_since(stamped(last_step_ticks_, t), t);
+}
+
+bool Engine::stream_quiet() {
+  const std::optional<uint64_t> since = idle_ticks_since_step();
+  if (!since || *since < kStreamQuietTicks) return true;
   streaming_.store(false, std::memory_order_relaxed);
   return false;
 }
@@ -328,18 +336,11 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
     touch_after_step(ran);
     return ran;
   }
-  // Nothing waits. The time-stamp counter is read on one empty poll in kIdlePollsPerTick:
-  // a reading costs ~11 ns here, as much as the rest of an empty poll, and a frame that
-  // lands while a polling loop reads it waits that much longer to be seen. Relaxed, as in
-  // touch_sometimes().
-  const uint32_t n = idle_polls_.load(std::memory_order_relaxed) + 1;
-  idle_polls_.store(n, std::memory_order_relaxed);
-  if (n % kIdlePollsPerTick != 0) return false;
-  const uint64_t t = touch();
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
-  if (ticks_since(stamped(last_step_ticks_, t), t) < kIdleStepTicks) return false;
+  const std::optional<uint64_t> since = idle_ticks_since_step();
+  if (!since || *since < kIdleStepTicks) return false;
   return try_progress(StepKind::kPoll, cq, want);
 }
 

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -153,6 +154,9 @@ class Engine {
   // poll_inline() after a step drained a stream (streaming_): true while the poll should
   // leave the inbox alone (kStreamQuietTicks after that step); then clears streaming_.
   bool stream_quiet();
+  // An empty poll: on one in kIdlePollsPerTick, the ticks since the last step ended (the
+  // counter read, the lease refreshed); nullopt on the others.
+  std::optional<uint64_t> idle_ticks_since_step();
 
   rc::Device& device_;
   EngineOptions options_;

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <unordered_map>
