@@ -49,6 +49,13 @@ constexpr uint64_t kStreamQuietTicks = 5'000;
 // buys: perftest's ib_write_lat, whose target spins on memory after polling (so holds the
 // lease and reads nothing), 0.7 ms typical -> ~106 us (avg 0.97 ms -> 0.11-0.13 ms).
 constexpr uint64_t kStallTicks = 200'000;
+// 10,000 ticks (~5 us here): the same look, sooner, at the peers whose application last left
+// the library with completions in hand (ShmInbox::away, Engine::mark_away) and did not come
+// back to poll. perftest's ib_write_lat spins on memory there, holding the lease, so its
+// peer's WRITE waited out kStallTicks every iteration: ~90 us typical. A polling ping-pong's
+// peer is away only between a poll that found its completion and its next empty poll, so a
+// pre-emption there is the only thing that rings it early.
+constexpr uint64_t kAwayStallTicks = 10'000;
 
 // A counter only the device lock's holder writes: a plain load and store, not a locked
 // read-modify-write, which would stall until this core's earlier stores to a peer's ring
@@ -234,10 +241,17 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   last_step_ticks_.store(now, std::memory_order_relaxed);
   if (did) {
     last_busy_ticks_.store(now, std::memory_order_relaxed);
-  } else if (shm_ != nullptr && ticks_since(stamped(last_busy_ticks_, now), now) >= kStallTicks &&
-             ticks_since(last_stall_check_.load(std::memory_order_relaxed), now) >= kStallTicks) {
-    last_stall_check_.store(now, std::memory_order_relaxed);
-    shm_->wake_stalled();
+  } else if (shm_ != nullptr) {
+    const uint64_t idle = ticks_since(stamped(last_busy_ticks_, now), now);
+    if (idle >= kStallTicks && ticks_since(last_stall_check_.load(std::memory_order_relaxed), now) >= kStallTicks) {
+      last_stall_check_.store(now, std::memory_order_relaxed);
+      shm_->wake_stalled();
+    } else if (idle >= kAwayStallTicks &&
+               ticks_since(last_away_check_.load(std::memory_order_relaxed), now) >= kAwayStallTicks) {
+      last_away_check_.store(now, std::memory_order_relaxed);
+      if (shm_->wake_away(device_.next_deadline().has_value()) && kind != StepKind::kEngine)
+        rang_away_.store(true, std::memory_order_relaxed);
+    }
   }
   return did;
 }
@@ -341,7 +355,22 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   // kIdleStepTicks, far finer than any IBA timer.
   const std::optional<uint64_t> since = idle_ticks_since_step();
   if (!since || *since < kIdleStepTicks) return false;
-  return try_progress(StepKind::kPoll, cq, want);
+  const bool ran = try_progress(StepKind::kPoll, cq, want);
+  if (rang_away_.load(std::memory_order_relaxed)) {
+    // The step rang a peer whose application is away: its engine must run to read what
+    // this thread waits for, and both vCPUs may be busy (this poller, and the peer's thread
+    // spinning on memory). Give this CPU up once; the woken engine may be queued on it.
+    rang_away_.store(false, std::memory_order_relaxed);
+    std::this_thread::yield();
+  }
+  return ran;
+}
+
+void Engine::publish_away(bool away) {
+  // Relaxed: threads racing here leave either value, and it only decides how soon a waiting
+  // peer rings.
+  away_.store(away, std::memory_order_relaxed);
+  if (shm_ != nullptr) shm_->inbox().set_away(away);
 }
 
 void Engine::release_lease() {

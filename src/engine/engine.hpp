@@ -115,6 +115,14 @@ class Engine {
   void touch_sometimes();
   static constexpr uint32_t kTouchEvery = 16;
   static constexpr uint32_t kIdlePollsPerTick = 8;
+  // An application thread's poll found completions (`away`: it leaves the library with them,
+  // and may now spin on memory and read nothing, as perftest's ib_write_lat does) or found
+  // none (it polls on). Published in the inbox (ShmInbox::away): a peer waiting on a frame
+  // this process left unread rings it after kAwayStallTicks instead of kStallTicks. Writes
+  // the shared line only when the value changes.
+  void mark_away(bool away) {
+    if (away_.load(std::memory_order_relaxed) != away) publish_away(away);
+  }
   // An application thread stops polling (it is about to block in get_cq_event, or armed a CQ
   // to wait for its event): the engine takes over at once. No-op when no lease is in force.
   void release_lease();
@@ -136,6 +144,7 @@ class Engine {
   rc::Device& device() { return device_; }
 
  private:
+  void publish_away(bool away);
   struct Frame {
     rc::FrameAddr from;
     std::vector<uint8_t> bytes;
@@ -186,6 +195,9 @@ class Engine {
   std::atomic<uint64_t> last_step_ticks_{0};
   std::atomic<uint64_t> last_busy_ticks_{0};
   std::atomic<uint64_t> last_stall_check_{0};  // when a step last ran ShmLink::wake_stalled
+  std::atomic<uint64_t> last_away_check_{0};   // ... wake_stalled for peers that are away
+  std::atomic<bool> away_{false};              // what mark_away last published
+  std::atomic<bool> rang_away_{false};  // an application step rang an away peer: poll_inline yields
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
   std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
   // The last step emptied the inbox after a stream of packed records (its caller's thread

@@ -7,6 +7,7 @@
 //   | endpoint pid                   |    +-----------+-----------+-----+
 //   | sleeping   (own cache line)    |
 //   | lease_ns   (own cache line)    |
+//   | away       (own cache line)    |
 //   | active[]   (claimed channels)  |
 //   +--------------------------------+
 //
@@ -19,8 +20,9 @@
 // `lease_ns`, and drains the inbox itself, so a busy ping-pong makes no system call and wakes
 // no thread. The engine, asleep, wakes on its own when the lease runs out, so a frame that
 // arrives as the application stops polling waits at most one lease (lease_length()); less
-// when its sender, still waiting ~100 us later, finds it unread and rings anyway
-// (ShmLink::wake_stalled), or the application arms a CQ (Engine::release_lease). The sender's
+// when its sender, still waiting, finds it unread and rings anyway (ShmLink::wake_stalled:
+// after ~5 us if the owner's application last left the library with completions in hand,
+// `away`, else ~100 us), or the application arms a CQ (Engine::release_lease). The sender's
 // publish and its read of `sleeping`, and the engine's store of `sleeping` and its last look at
 // the channels, are seq_cst on both sides (a Dekker pair): no frame is left with everybody
 // asleep.
@@ -54,7 +56,7 @@
 namespace softib::link {
 
 inline constexpr uint32_t kInboxMagic = 0x58424953;  // "SIBX"
-inline constexpr uint16_t kInboxVersion = 1;
+inline constexpr uint16_t kInboxVersion = 2;
 inline constexpr uint32_t kMaxInboxChannels = 256;
 // How long an application poll keeps the engine asleep. The lease grows with the time the
 // application has been polling without a break, from kLeaseMinNs to kLeaseMaxNs: an engine
@@ -80,6 +82,10 @@ struct InboxHeader {
   alignas(64) std::atomic<uint32_t> sleeping;
   std::atomic<uint32_t> rung;  // a sender rang the doorbell since the engine went to sleep
   alignas(64) std::atomic<uint64_t> lease_ns;
+  // 1 while the owner's application last left the library with completions in hand (it may
+  // now spin on memory and read nothing: perftest's ib_write_lat); 0 while it polls an empty
+  // CQ. Own line: the owner writes it as it changes, a waiting sender reads it now and then.
+  alignas(64) std::atomic<uint32_t> away;
   alignas(64) std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> active;
 };
 inline constexpr size_t kInboxHeaderBytes = 4096;
@@ -148,6 +154,9 @@ class ShmInbox {
   void hold_lease(uint64_t now_ns, std::atomic<uint64_t>& polling_since) const;
   void drop_lease() const { header().lease_ns.store(0, std::memory_order_seq_cst); }
   uint64_t lease_until() const { return header().lease_ns.load(std::memory_order_relaxed); }
+  // InboxHeader::away: the owner's application threads set it; senders read it.
+  void set_away(bool away) const { header().away.store(away ? 1 : 0, std::memory_order_relaxed); }
+  bool away() const { return header().away.load(std::memory_order_relaxed) != 0; }
   // Frees channel i for a new sender (its owner is gone): the caller has consumed what it
   // wanted and passes its read position, which the next producer starts from.
   void reclaim(uint32_t i, uint64_t read_position) const;

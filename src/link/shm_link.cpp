@@ -249,7 +249,8 @@ void ShmLink::ring_if_asleep(Peer& p) {
   }
 }
 
-void ShmLink::wake_stalled() {
+bool ShmLink::wake_stalled() {
+  bool rang = false;
   for (auto& up : peers_) {
     Peer& p = *up;
     if (!p.writer) continue;
@@ -258,7 +259,31 @@ void ShmLink::wake_stalled() {
     if (p.writer->control().head.load(std::memory_order_acquire) == p.writer->position()) continue;
     ++counters_.stall_rings;
     p.doorbell.ring();
+    rang = true;
   }
+  return rang;
+}
+
+bool ShmLink::wake_away(bool awaiting_acks) {
+  bool rang = false;
+  for (auto& up : peers_) {
+    Peer& p = *up;
+    if (!p.writer || !p.inbox.away()) continue;
+    const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
+    const uint64_t position = p.writer->position();
+    if (head == position && !awaiting_acks) continue;
+    // Once until it reads or this link writes: a peer whose thread was pre-empted between a
+    // poll that found its completion and its next poll (a polling ping-pong on busy vCPUs)
+    // would otherwise be rung every few microseconds for as long as the pre-emption lasts.
+    if (head == p.away_rung_head && position == p.away_rung_position) continue;
+    p.away_rung_head = head;
+    p.away_rung_position = position;
+    ++counters_.away_rings;
+    ++counters_.stall_rings;
+    p.doorbell.ring();
+    rang = true;
+  }
+  return rang;
 }
 
 std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {

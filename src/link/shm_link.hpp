@@ -88,6 +88,7 @@ struct ShmLinkCounters {
   uint64_t lost_dead_peer = 0;   // the destination's process is gone, or it has no free channel
   uint64_t doorbells = 0;        // wake-ups sent to sleeping peers
   uint64_t stall_rings = 0;      // wake-ups sent to peers that left records unread (wake_stalled)
+  uint64_t away_rings = 0;       // of them, to peers whose application was away (InboxHeader::away)
   uint64_t malformed = 0;        // records this endpoint could not decode (dropped)
   uint64_t reclaimed = 0;        // channels freed after their sender died
   uint64_t ref_frames_sent = 0;  // bursts whose payload went by reference
@@ -183,8 +184,15 @@ class ShmLink final : public rc::FrameSink {
   // ago) and yet have stopped reading (it spins on memory for an RDMA WRITE, as perftest's
   // ib_write_lat does), and its engine then sleeps out the lease, up to kLeaseMaxNs, before
   // it looks. Reads each peer's published head: a line the peer's core writes, so not for
-  // every step. REQUIRES: the device's lock.
-  void wake_stalled();
+  // every step. Returns whether it rang any. REQUIRES: the device's lock.
+  bool wake_stalled();
+  // The same, sooner, for the peers whose application last left the library with completions
+  // in hand (ShmInbox::away), once until the peer reads or this link writes more. With
+  // `awaiting_acks` (the caller's device waits for acknowledgements), also an away peer that
+  // read everything sent since it was last rung: its last poll's step may have taken the
+  // request and held the ACK back for the next step (rc::Device::AckPolicy), which an
+  // application spinning on memory never runs; a rung engine steps and sends it.
+  bool wake_away(bool awaiting_acks);
 
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
@@ -202,6 +210,10 @@ class ShmLink final : public rc::FrameSink {
     ShmInbox inbox;
     Doorbell doorbell;
     std::optional<ChannelWriter> writer;  // nullopt: no channel was free
+    // Where the peer had read to and this link had written to when wake_away last rang it:
+    // it is rung as away once until one of them moves (wake_stalled rings it meanwhile).
+    uint64_t away_rung_head = UINT64_MAX;
+    uint64_t away_rung_position = UINT64_MAX;
   };
   struct Reader {
     uint64_t token = 0;

@@ -114,9 +114,9 @@ Context::~Context() {
         "{}: shared-memory link: {} frames sent ({} of them in {} packed records), {} received, {} refused (ring "
         "full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer distance judged near {} "
         "times, far {} (link/shm_channel.hpp consumer_near); {} doorbells, {} of them to peers that left frames "
-        "unread",
+        "unread ({} of those while their application was away)",
         info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.frames_received, c.refused, c.copies_cached,
-        c.copies_streamed, near, far, c.doorbells + c.stall_rings, c.stall_rings);
+        c.copies_streamed, near, far, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings);
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }
@@ -378,6 +378,7 @@ size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
   size_t n = cq->poll(out);
   if (n != 0) {
     engine_->touch_sometimes();
+    engine_->mark_away(true);
     return n;
   }
   if (out.empty()) return n;
@@ -387,7 +388,9 @@ size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
   // (ibv_rc_pingpong -e -t reads at least one completion per event and fails without).
   if (cq->armed()) return n;
   engine_->poll_inline(cq, out.size());
-  return cq->poll(out);
+  n = cq->poll(out);
+  engine_->mark_away(n != 0);
+  return n;
 }
 
 Result<verbs::Srq*> Context::create_srq(verbs::Pd* pd, uint32_t max_wr, uint32_t max_sge, uint32_t limit,

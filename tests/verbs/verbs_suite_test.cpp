@@ -239,6 +239,69 @@ TEST_P(Rc, AWriteIsServedWhileItsTargetHoldsTheLeaseButStoppedReading) {
   if (shm != nullptr) {
     EXPECT_LT(done, lease_end) << "served before B's lease ran out";
     EXPECT_GE(a.ctx->shm_link()->counters().stall_rings, 1u);
+    // B's last poll found nothing: it polls on as far as A can tell, so A waited for the
+    // longer look, not the one for an application that left with its completions.
+    EXPECT_FALSE(shm->inbox().away());
+    EXPECT_EQ(a.ctx->shm_link()->counters().away_rings, 0u);
+  }
+}
+
+// perftest's ib_write_lat: each side's last poll finds its completion, and then it spins on
+// memory for the peer's WRITE, holding the lease and reading nothing. Its peer, polling for
+// its own completion, rings it as away (after ~5 us rather than ~100 us): for an ACK its last
+// poll's step held back for a next step that never comes (rc::Device::AckPolicy), which the
+// ~100 us look would never ring for (nothing is left unread), and for a request it left
+// unread.
+TEST_P(Rc, ATargetThatLeftWithItsCompletionIsRungAsAwayForItsHeldAckAndItsRequests) {
+  const link::ShmLink* shm = hold_lease_then_stop(b.rcq);  // B's engine sleeps under B's lease
+  if (HasFailure()) return;
+  std::array<WorkCompletion, 4> wc;
+  ASSERT_TRUE(post_recv(b, qb, 7, {b.sge(0, 64)}).ok());
+  SendWr wr;
+  wr.wr_id = 1;
+  wr.send_flags = send_flag::kSignaled;
+  const Sge s8 = a.sge(0, 8);
+  wr.sg_list = {&s8, 1};
+  ASSERT_TRUE(post_send(a, qa, wr).ok());
+  // B's poll takes the SEND (its engine sleeps) and holds the ACK (the QP's timeout is 14);
+  // B then makes no call.
+  size_t got = 0;
+  while (got == 0) got = b.ctx->poll_cq(b.rcq, wc);
+  ASSERT_EQ(got, 1u);
+  uint64_t lease_end = 0;
+  uint64_t sleeps = 0;
+  if (shm != nullptr) {
+    shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
+    lease_end = shm->inbox().lease_until();
+    EXPECT_TRUE(shm->inbox().away()) << "B's last poll found a completion";
+    sleeps = b.ctx->engine().counters().sleeps.load();
+  }
+  got = 0;
+  while (got == 0) got = a.ctx->poll_cq(a.scq, wc);  // A polls; B makes no call
+  ASSERT_EQ(got, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].wr_id, 1u);
+  if (shm != nullptr) {
+    EXPECT_LT(link::monotonic_ns(), lease_end) << "the held ACK came before B's lease ran out";
+    EXPECT_EQ(a.ctx->shm_link()->counters().away_rings, 1u);
+    // B's rung engine stepped (sending the ACK) and sleeps again under the lease: it takes
+    // nothing more unless rung.
+    while (b.ctx->engine().counters().sleeps.load() <= sleeps) std::this_thread::yield();
+  }
+
+  fill_pattern(a.buffer, 0, 4096, 29);
+  const Sge s = a.sge(0, 4096);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(8192), b.mr->rkey, 2)).ok());
+  got = 0;
+  while (got == 0) got = a.ctx->poll_cq(a.scq, wc);
+  ASSERT_EQ(got, 1u);
+  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(wc[0].wr_id, 2u);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 4096, b.buffer.begin() + 8192));
+  if (shm != nullptr) {
+    EXPECT_LT(link::monotonic_ns(), lease_end) << "served before B's lease ran out";
+    EXPECT_TRUE(shm->inbox().away());
+    EXPECT_GE(a.ctx->shm_link()->counters().away_rings, 2u) << "the WRITE left unread: rung as away again";
   }
 }
 

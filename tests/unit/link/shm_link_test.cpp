@@ -5,6 +5,7 @@
 // channel is reclaimed.
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -248,6 +249,56 @@ TEST_F(ShmLinkTest, APollSaysItDrainedAStreamOnlyWhenItTookEnoughPackedFramesAnd
   a->device.progress();
   EXPECT_EQ(b->link.poll(b->device), 1u);
   EXPECT_FALSE(b->link.drained_a_stream()) << "a record of its own is no stream";
+}
+
+// Whether `bell` was rung since it was last drained (and drains it).
+bool rung(const Doorbell& bell) {
+  pollfd p{bell.fd(), POLLIN, 0};
+  const bool r = ::poll(&p, 1, 0) == 1;
+  if (r) bell.drain();
+  return r;
+}
+
+// wake_away rings a peer whose application is away (ShmInbox::away) when the peer left frames
+// unread, or, while the caller waits for ACKs, when it read all it was sent (its poll's step
+// may hold the ACK back): once until the peer reads or the link writes more. wake_stalled
+// rings any peer with frames unread, away or not, at every call.
+TEST_F(ShmLinkTest, AnAwayPeerIsRungOnceUntilItReadsOrIsSentMore) {
+  build();
+  for (uint64_t i = 0; i < 4; ++i) post_recv(*b, i, 64 * i, 64);
+  auto send = [&] {
+    post(*a, WrOpcode::kSend, 0, 16, 0);
+    a->device.progress();
+  };
+  send();
+  EXPECT_FALSE(b->link.inbox().away());
+  EXPECT_FALSE(a->link.wake_away(true)) << "b's application is not away";
+  EXPECT_TRUE(a->link.wake_stalled());
+  EXPECT_TRUE(a->link.wake_stalled()) << "again while b reads nothing";
+  EXPECT_TRUE(rung(b->bell));
+
+  b->link.inbox().set_away(true);
+  EXPECT_TRUE(a->link.wake_away(false)) << "a frame left unread";
+  EXPECT_TRUE(rung(b->bell));
+  EXPECT_FALSE(a->link.wake_away(true)) << "rung already, and nothing moved";
+  EXPECT_FALSE(rung(b->bell));
+
+  EXPECT_EQ(b->link.poll(b->device), 1u);
+  EXPECT_EQ(b->link.poll(b->device), 0u);  // idle: b publishes how far it read
+  EXPECT_FALSE(a->link.wake_stalled()) << "nothing unread";
+  EXPECT_FALSE(a->link.wake_away(false)) << "nothing unread, and no ACK awaited";
+  EXPECT_TRUE(a->link.wake_away(true)) << "read since its ring, and an ACK awaited";
+  EXPECT_FALSE(a->link.wake_away(true));
+
+  send();
+  EXPECT_TRUE(a->link.wake_away(false)) << "sent more since the last ring";
+  EXPECT_TRUE(rung(b->bell));
+  EXPECT_EQ(a->link.counters().away_rings, 3u);
+  EXPECT_EQ(a->link.counters().stall_rings, 5u) << "two by wake_stalled, three by wake_away";
+
+  b->link.inbox().set_away(false);
+  send();
+  EXPECT_FALSE(a->link.wake_away(true)) << "b's application came back to poll";
 }
 
 // A step's small frames to one peer share a packed record (ShmLink::begin_batch); larger
