@@ -13,6 +13,9 @@ same work:
              `bench_verbs bw --op write --size 65536 --window 128 --iters ITERS`
   latency    perftest `ib_send_lat -s 2 -n ITERS` (its one-way time = half the round trip)
              against `bench_verbs lat --size 2 --iters ITERS`
+  write lat  perftest `ib_write_lat -s 2 -n 2000` against `ib_send_lat` with the same
+             arguments: informational ("target" and "met" null). ib_write_lat's application
+             spins on memory, so each WRITE waits for its target's engine to be woken.
 
 One JSON object per line, made by datapath.py's Harness (the same fields, the same probe):
   {"bench": "dropin_ib_write_bw", "size": 65536, "value": 9100.0, "unit": "MBps",
@@ -113,11 +116,12 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--iters-bw", type=int, default=20000)
     ap.add_argument("--iters-lat", type=int, default=20000)
+    ap.add_argument("--iters-write-lat", type=int, default=2000)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program run")
     ap.add_argument("--quick", action="store_true", help="2 rounds, fewer iterations")
     args = ap.parse_args()
     if args.quick:
-        args.runs, args.iters_bw, args.iters_lat = 2, 10000, 5000
+        args.runs, args.iters_bw, args.iters_lat, args.iters_write_lat = 2, 10000, 5000, 1000
     args.bench_verbs = None
     softib = os.path.join(args.build, "bin", "softib")
     for need in (softib, os.path.join(args.build, "bench", "bench_verbs"),
@@ -165,6 +169,19 @@ def main():
                 ("native_api_send_lat", res["native"], {"program": "bench_verbs lat"}),
             ], probes, {"iters": args.iters_lat, "target": "value <= anchor_value / 0.9", "met": ok,
                         "statistic": "perftest t_avg (one way) against the mean half round trip"})
+            # Informational, no target: perftest's ib_write_lat spins on memory for the peer's
+            # WRITE after polling, so every WRITE waits for its target's engine to be woken
+            # (ShmLink::wake_away; src/engine/README.md). Against ib_send_lat, whose
+            # application polls and so does the work itself, in the same rounds.
+            def lat(program):
+                row = perftest(fabric, [program, "-s", str(size), "-n", str(args.iters_write_lat)], size)
+                return {"value": row[3], "p50": row[2]}  # t_avg, t_typical
+
+            res, probes = h.rounds([("send", lambda: lat("ib_send_lat")), ("write", lambda: lat("ib_write_lat"))])
+            h.emit("dropin_ib_write_lat", size, "us", "lower", res["write"], [
+                ("dropin_ib_send_lat", res["send"], {"program": "ib_send_lat"}),
+            ], probes, {"iters": args.iters_write_lat, "target": None, "met": None,
+                        "statistic": "perftest t_avg (one way), both programs; p50: t_typical"})
     finally:
         stop_all()
     print(json.dumps({"summary": "dropin", "runs": args.runs, "seconds": round(time.monotonic() - started, 1),

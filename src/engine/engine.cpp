@@ -1,6 +1,8 @@
 #include "engine/engine.hpp"
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -49,13 +51,15 @@ constexpr uint64_t kStreamQuietTicks = 5'000;
 // buys: perftest's ib_write_lat, whose target spins on memory after polling (so holds the
 // lease and reads nothing), 0.7 ms typical -> ~106 us (avg 0.97 ms -> 0.11-0.13 ms).
 constexpr uint64_t kStallTicks = 200'000;
-// 10,000 ticks (~5 us here): the same look, sooner, at the peers whose application last left
+// 4,000 ticks (~2 us here): the same look, sooner, at the peers whose application last left
 // the library with completions in hand (ShmInbox::away, Engine::mark_away) and did not come
-// back to poll. perftest's ib_write_lat spins on memory there, holding the lease, so its
-// peer's WRITE waited out kStallTicks every iteration: ~90 us typical. A polling ping-pong's
-// peer is away only between a poll that found its completion and its next empty poll, so a
-// pre-emption there is the only thing that rings it early.
-constexpr uint64_t kAwayStallTicks = 10'000;
+// back to poll (ShmLink::wake_away: once until the peer reads or is sent more). perftest's
+// ib_write_lat spins on memory there, holding the lease, so its peer's WRITE waited out
+// kStallTicks every iteration: ~90 us typical. Now ~9-10 us, mostly the woken engine's
+// wake-up; 10,000 ticks gave ~10-11 us. A polling ping-pong's peer is away only between a
+// poll that found its completion and its next poll, so only a pre-emption there rings it
+// early: tens of rings in 0.1 s of 8-byte ping-pong, with no change in its mean or p999.
+constexpr uint64_t kAwayStallTicks = 4'000;
 
 // A counter only the device lock's holder writes: a plain load and store, not a locked
 // read-modify-write, which would stall until this core's earlier stores to a peer's ring
@@ -249,7 +253,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
     } else if (idle >= kAwayStallTicks &&
                ticks_since(last_away_check_.load(std::memory_order_relaxed), now) >= kAwayStallTicks) {
       last_away_check_.store(now, std::memory_order_relaxed);
-      if (shm_->wake_away(device_.next_deadline().has_value()) && kind != StepKind::kEngine)
+      if (shm_->wake_away([this] { return device_.next_deadline().has_value(); }) && kind != StepKind::kEngine)
         rang_away_.store(true, std::memory_order_relaxed);
     }
   }
@@ -316,6 +320,7 @@ uint64_t Engine::touch() {
 void Engine::touch_at(uint64_t t) {
   if (shm_ != nullptr && ticks_since(lease_tsc_.load(std::memory_order_relaxed), t) >= kLeaseRefreshTicks) {
     lease_tsc_.store(t, std::memory_order_relaxed);
+    app_cpu_.store(::sched_getcpu(), std::memory_order_relaxed);
     shm_->inbox().hold_lease(link::monotonic_ns(), polling_since_ns_);
     // An engine already asleep without a timeout would never see the lease end: wake it so it
     // sleeps until then (Dekker with run(): lease, then sleeping_; sleeping_, then lease).
@@ -399,7 +404,27 @@ void Engine::sleep_on_doorbell(const timespec* timeout) {
   }
 }
 
+void Engine::keep_off_application_cpu() {
+  const int cpu = app_cpu_.load(std::memory_order_relaxed);
+  if (cpu < 0 || cpu == off_cpu_ || !allowed_cpus_ || !CPU_ISSET(static_cast<size_t>(cpu), &*allowed_cpus_) ||
+      CPU_COUNT(&*allowed_cpus_) < 2)
+    return;
+  cpu_set_t set = *allowed_cpus_;
+  CPU_CLR(static_cast<size_t>(cpu), &set);
+  if (::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0) off_cpu_ = cpu;
+}
+
+std::optional<cpu_set_t> Engine::thread_cpus() {
+  cpu_set_t set;
+  if (!thread_.joinable() || ::pthread_getaffinity_np(thread_.native_handle(), sizeof set, &set) != 0) return std::nullopt;
+  return set;
+}
+
 void Engine::run() {
+  {
+    cpu_set_t set;
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof set, &set) == 0) allowed_cpus_ = set;
+  }
   auto idle_since = std::chrono::steady_clock::now();
   auto last_housekeeping = idle_since;
   while (!stop_.load()) {
@@ -415,6 +440,7 @@ void Engine::run() {
         timespec ts{};
         ts.tv_sec = static_cast<time_t>(wait_ns / 1'000'000'000);
         ts.tv_nsec = static_cast<long>(wait_ns % 1'000'000'000);
+        keep_off_application_cpu();
         leased_sleep_.store(true, std::memory_order_relaxed);
         rung_.store(false);
         sleeping_.store(true);

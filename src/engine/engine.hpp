@@ -20,6 +20,7 @@
 // owner.
 #pragma once
 
+#include <sched.h>
 #include <time.h>
 
 #include <atomic>
@@ -141,10 +142,18 @@ class Engine {
   }
 
   const EngineCounters& counters() const { return counters_; }
+  // The CPUs the engine thread may run on now (nullopt: not running). For tests and
+  // diagnostics: see keep_off_application_cpu().
+  std::optional<cpu_set_t> thread_cpus();
   rc::Device& device() { return device_; }
 
  private:
   void publish_away(bool away);
+  // Before a leased sleep: the engine thread may run anywhere it could at start but on the CPU
+  // where the application last polled. Rung while that thread spins there (on memory: a peer
+  // that rang it as away waits), the woken engine would queue behind it on a busy vCPU for up
+  // to a scheduler slice (ms); elsewhere the ringing poller yields its CPU to it.
+  void keep_off_application_cpu();
   struct Frame {
     rc::FrameAddr from;
     std::vector<uint8_t> bytes;
@@ -198,6 +207,11 @@ class Engine {
   std::atomic<uint64_t> last_away_check_{0};   // ... wake_stalled for peers that are away
   std::atomic<bool> away_{false};              // what mark_away last published
   std::atomic<bool> rang_away_{false};  // an application step rang an away peer: poll_inline yields
+  // The CPU an application thread last refreshed the lease on (-1: none yet), and, on the
+  // engine thread only, the CPUs it may run on at start and the one it keeps off.
+  std::atomic<int> app_cpu_{-1};
+  std::optional<cpu_set_t> allowed_cpus_;
+  int off_cpu_ = -1;
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
   std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
   // The last step emptied the inbox after a stream of packed records (its caller's thread

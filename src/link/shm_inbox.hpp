@@ -21,7 +21,7 @@
 // no thread. The engine, asleep, wakes on its own when the lease runs out, so a frame that
 // arrives as the application stops polling waits at most one lease (lease_length()); less
 // when its sender, still waiting, finds it unread and rings anyway (ShmLink::wake_stalled:
-// after ~5 us if the owner's application last left the library with completions in hand,
+// after ~2 us if the owner's application last left the library with completions in hand,
 // `away`, else ~100 us), or the application arms a CQ (Engine::release_lease). The sender's
 // publish and its read of `sleeping`, and the engine's store of `sleeping` and its last look at
 // the channels, are seq_cst on both sides (a Dekker pair): no frame is left with everybody

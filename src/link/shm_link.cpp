@@ -264,14 +264,18 @@ bool ShmLink::wake_stalled() {
   return rang;
 }
 
-bool ShmLink::wake_away(bool awaiting_acks) {
+bool ShmLink::wake_away(const std::function<bool()>& awaiting_acks) {
   bool rang = false;
+  std::optional<bool> awaiting;  // asked once, and only if an away peer read everything
   for (auto& up : peers_) {
     Peer& p = *up;
     if (!p.writer || !p.inbox.away()) continue;
     const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
     const uint64_t position = p.writer->position();
-    if (head == position && !awaiting_acks) continue;
+    if (head == position) {
+      if (!awaiting) awaiting = awaiting_acks();
+      if (!*awaiting) continue;
+    }
     // Once until it reads or this link writes: a peer whose thread was pre-empted between a
     // poll that found its completion and its next poll (a polling ping-pong on busy vCPUs)
     // would otherwise be rung every few microseconds for as long as the pre-emption lasts.

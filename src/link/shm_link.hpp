@@ -187,12 +187,12 @@ class ShmLink final : public rc::FrameSink {
   // every step. Returns whether it rang any. REQUIRES: the device's lock.
   bool wake_stalled();
   // The same, sooner, for the peers whose application last left the library with completions
-  // in hand (ShmInbox::away), once until the peer reads or this link writes more. With
-  // `awaiting_acks` (the caller's device waits for acknowledgements), also an away peer that
-  // read everything sent since it was last rung: its last poll's step may have taken the
-  // request and held the ACK back for the next step (rc::Device::AckPolicy), which an
-  // application spinning on memory never runs; a rung engine steps and sends it.
-  bool wake_away(bool awaiting_acks);
+  // in hand (ShmInbox::away), once until the peer reads or this link writes more. If
+  // `awaiting_acks()` (asked only then: the caller's device waits for acknowledgements), also
+  // an away peer that read everything sent since it was last rung: its last poll's step may
+  // have taken the request and held the ACK back for the next step (rc::Device::AckPolicy),
+  // which an application spinning on memory never runs; a rung engine steps and sends it.
+  bool wake_away(const std::function<bool()>& awaiting_acks);
 
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }

@@ -5,6 +5,7 @@
 // and one-sided operations that complete while the target does nothing.
 #include <arpa/inet.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/epoll.h>
 
 #include <array>
@@ -303,6 +304,45 @@ TEST_P(Rc, ATargetThatLeftWithItsCompletionIsRungAsAwayForItsHeldAckAndItsReques
     EXPECT_TRUE(shm->inbox().away());
     EXPECT_GE(a.ctx->shm_link()->counters().away_rings, 2u) << "the WRITE left unread: rung as away again";
   }
+}
+
+// An engine about to sleep under its application's lease keeps off the CPU where that
+// application last polled: rung while the application spins there (ib_write_lat), it would
+// queue behind it for up to a scheduler slice; elsewhere the poller that rang it yields.
+TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpu) {
+  if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "no lease without the shared-memory link";
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere else to go";
+  std::array<WorkCompletion, 4> wc;
+  cpu_set_t polled_on;
+  CPU_ZERO(&polled_on);
+  // B polls (the lease, its refreshes record the CPU) until its engine, asleep under the
+  // lease, has left one CPU this thread polled on.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::optional<cpu_set_t> engine;
+  for (;;) {
+    EXPECT_EQ(b.ctx->poll_cq(b.rcq, wc), 0u);
+    if (const int cpu = ::sched_getcpu(); cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &polled_on);
+    engine = b.ctx->engine().thread_cpus();
+    ASSERT_TRUE(engine.has_value());
+    if (CPU_COUNT(&*engine) == CPU_COUNT(&allowed) - 1) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), limit) << "the engine still may run on every CPU";
+  }
+  cpu_set_t left;
+  CPU_XOR(&left, &allowed, &*engine);
+  ASSERT_EQ(CPU_COUNT(&left), 1);
+  cpu_set_t both;
+  CPU_AND(&both, &left, &polled_on);
+  EXPECT_EQ(CPU_COUNT(&both), 1) << "the CPU it left is one this thread polled on";
+  // And it still works: a WRITE that B's engine serves while B makes no call.
+  fill_pattern(a.buffer, 0, 512, 31);
+  const Sge s = a.sge(0, 512);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 3)).ok());
+  auto swc = reap(a, a.scq, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
 }
 
 TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {

@@ -270,35 +270,36 @@ TEST_F(ShmLinkTest, AnAwayPeerIsRungOnceUntilItReadsOrIsSentMore) {
     post(*a, WrOpcode::kSend, 0, 16, 0);
     a->device.progress();
   };
+  const std::function<bool()> yes = [] { return true; }, no = [] { return false; };
   send();
   EXPECT_FALSE(b->link.inbox().away());
-  EXPECT_FALSE(a->link.wake_away(true)) << "b's application is not away";
+  EXPECT_FALSE(a->link.wake_away(yes)) << "b's application is not away";
   EXPECT_TRUE(a->link.wake_stalled());
   EXPECT_TRUE(a->link.wake_stalled()) << "again while b reads nothing";
   EXPECT_TRUE(rung(b->bell));
 
   b->link.inbox().set_away(true);
-  EXPECT_TRUE(a->link.wake_away(false)) << "a frame left unread";
+  EXPECT_TRUE(a->link.wake_away(no)) << "a frame left unread";
   EXPECT_TRUE(rung(b->bell));
-  EXPECT_FALSE(a->link.wake_away(true)) << "rung already, and nothing moved";
+  EXPECT_FALSE(a->link.wake_away(yes)) << "rung already, and nothing moved";
   EXPECT_FALSE(rung(b->bell));
 
   EXPECT_EQ(b->link.poll(b->device), 1u);
   EXPECT_EQ(b->link.poll(b->device), 0u);  // idle: b publishes how far it read
   EXPECT_FALSE(a->link.wake_stalled()) << "nothing unread";
-  EXPECT_FALSE(a->link.wake_away(false)) << "nothing unread, and no ACK awaited";
-  EXPECT_TRUE(a->link.wake_away(true)) << "read since its ring, and an ACK awaited";
-  EXPECT_FALSE(a->link.wake_away(true));
+  EXPECT_FALSE(a->link.wake_away(no)) << "nothing unread, and no ACK awaited";
+  EXPECT_TRUE(a->link.wake_away(yes)) << "read since its ring, and an ACK awaited";
+  EXPECT_FALSE(a->link.wake_away(yes));
 
   send();
-  EXPECT_TRUE(a->link.wake_away(false)) << "sent more since the last ring";
+  EXPECT_TRUE(a->link.wake_away(no)) << "sent more since the last ring";
   EXPECT_TRUE(rung(b->bell));
   EXPECT_EQ(a->link.counters().away_rings, 3u);
   EXPECT_EQ(a->link.counters().stall_rings, 5u) << "two by wake_stalled, three by wake_away";
 
   b->link.inbox().set_away(false);
   send();
-  EXPECT_FALSE(a->link.wake_away(true)) << "b's application came back to poll";
+  EXPECT_FALSE(a->link.wake_away(yes)) << "b's application came back to poll";
 }
 
 // A step's small frames to one peer share a packed record (ShmLink::begin_batch); larger
