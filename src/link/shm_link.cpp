@@ -116,7 +116,9 @@ ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
   }
   auto p = std::make_unique<Peer>(Peer{endpoint, std::move(*inbox), std::move(bell), std::nullopt});
   if (auto ch = p->inbox.claim(token_)) {
-    p->writer.emplace(p->inbox.channel(*ch), p->inbox.start_position(*ch));
+    const ChannelMemory mem = p->inbox.channel(*ch);
+    ShmRegion::prefault(mem.data(), mem.capacity());  // once, before the first frame
+    p->writer.emplace(mem, p->inbox.start_position(*ch));
   } else {
     SOFTIB_LOG(kWarn, "shm", "endpoint {}: every channel of endpoint {} is taken", endpoint_, endpoint);
   }
@@ -360,6 +362,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       if (owner == 0) continue;
       if (!r.reader || r.token != owner) {
         r.token = owner;
+        ShmRegion::prefault(mem.data(), mem.capacity());  // a new sender: once
         r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
         r.packed_at = 0;
       }

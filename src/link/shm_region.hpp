@@ -37,6 +37,11 @@ class ShmRegion {
   // A new fd for the same file (for sending it while keeping ours).
   Result<int> dup_fd() const;
 
+  // Maps [p, p + bytes) of this process's view now, writable, allocating the file's pages
+  // where none are yet: the pages of a ring are then never faulted in one by one while a
+  // peer waits (see the .cpp). Best effort: a failure leaves the pages to fault as before.
+  static void prefault(uint8_t* p, size_t bytes);
+
  private:
   ShmRegion(int fd, uint8_t* data, size_t size) : fd_(fd), data_(data), size_(size) {}
   void reset();
