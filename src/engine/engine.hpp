@@ -204,7 +204,7 @@ class Engine {
   std::atomic<uint64_t> last_step_ticks_{0};
   std::atomic<uint64_t> last_busy_ticks_{0};
   std::atomic<uint64_t> last_stall_check_{0};  // when a step last ran ShmLink::wake_stalled
-  std::atomic<uint64_t> last_away_check_{0};   // ... wake_stalled for peers that are away
+  std::atomic<uint64_t> last_away_check_{0};   // when a step last ran ShmLink::wake_away
   std::atomic<bool> away_{false};              // what mark_away last published
   std::atomic<bool> rang_away_{false};  // an application step rang an away peer: poll_inline yields
   // The CPU an application thread last refreshed the lease on (-1: none yet), and, on the
