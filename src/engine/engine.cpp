@@ -420,6 +420,11 @@ std::optional<cpu_set_t> Engine::thread_cpus() {
   return set;
 }
 
+void Engine::run_anywhere() {
+  if (off_cpu_ < 0 || !allowed_cpus_) return;
+  if (::pthread_setaffinity_np(::pthread_self(), sizeof *allowed_cpus_, &*allowed_cpus_) == 0) off_cpu_ = -1;
+}
+
 void Engine::run() {
   {
     cpu_set_t set;
@@ -456,6 +461,8 @@ void Engine::run() {
         idle_since = std::chrono::steady_clock::now();
         continue;
       }
+      // No application thread polls: this thread does the work now, on any CPU it may use.
+      run_anywhere();
     }
     bool did;
     bool blocked;

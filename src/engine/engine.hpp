@@ -154,6 +154,11 @@ class Engine {
   // that rang it as away waits), the woken engine would queue behind it on a busy vCPU for up
   // to a scheduler slice (ms); elsewhere the ringing poller yields its CPU to it.
   void keep_off_application_cpu();
+  // When no lease is in force: back to every CPU it could use at start. An application that
+  // polled and then stopped (it waits elsewhere, or is done) no longer holds its CPU, and an
+  // engine serving a peer's bandwidth alone must not share the other one with that peer
+  // (bench_verbs bw --op read 64 KiB: 11 GB/s kept off, against ~20).
+  void run_anywhere();
   struct Frame {
     rc::FrameAddr from;
     std::vector<uint8_t> bytes;

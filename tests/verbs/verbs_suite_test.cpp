@@ -309,7 +309,8 @@ TEST_P(Rc, ATargetThatLeftWithItsCompletionIsRungAsAwayForItsHeldAckAndItsReques
 // An engine about to sleep under its application's lease keeps off the CPU where that
 // application last polled: rung while the application spins there (ib_write_lat), it would
 // queue behind it for up to a scheduler slice; elsewhere the poller that rang it yields.
-TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpu) {
+// Once no lease is in force, it may run anywhere again.
+TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpuAndNoLongerOnceItEnds) {
   if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "no lease without the shared-memory link";
   cpu_set_t allowed;
   ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
@@ -343,6 +344,16 @@ TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpu) {
   ASSERT_EQ(swc.size(), 1u);
   EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
   EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
+  // B stops polling (as before blocking for an event): with no lease in force, the engine is
+  // the one doing the work, on any CPU again.
+  b.ctx->engine().release_lease();
+  for (;;) {
+    engine = b.ctx->engine().thread_cpus();
+    ASSERT_TRUE(engine.has_value());
+    if (CPU_EQUAL(&*engine, &allowed)) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), limit + std::chrono::seconds(10)) << "the engine stays kept off";
+    std::this_thread::yield();
+  }
 }
 
 TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {
