@@ -156,8 +156,7 @@ class Engine {
   void keep_off_application_cpu();
   // When no lease is in force: back to every CPU it could use at start. An application that
   // polled and then stopped (it waits elsewhere, or is done) no longer holds its CPU, and an
-  // engine serving a peer's bandwidth alone must not share the other one with that peer
-  // (bench_verbs bw --op read 64 KiB: 11 GB/s kept off, against ~20).
+  // engine serving a peer alone should not be confined to the CPU that peer runs on.
   void run_anywhere();
   struct Frame {
     rc::FrameAddr from;
@@ -210,7 +209,8 @@ class Engine {
   std::atomic<uint64_t> last_busy_ticks_{0};
   std::atomic<uint64_t> last_stall_check_{0};  // when a step last ran ShmLink::wake_stalled
   std::atomic<uint64_t> last_away_check_{0};   // when a step last ran ShmLink::wake_away
-  std::atomic<bool> away_{false};              // what mark_away last published
+  // What mark_away last published: a poll reads this line, not the inbox's shared one.
+  std::atomic<bool> away_{false};
   std::atomic<bool> rang_away_{false};  // an application step rang an away peer: poll_inline yields
   // The CPU an application thread last refreshed the lease on (-1: none yet), and, on the
   // engine thread only, the CPUs it may run on at start and the one it keeps off.

@@ -259,11 +259,15 @@ bool ShmLink::wake_stalled() {
     // Rung again at each call while the peer reads nothing (at most one a kStallTicks for
     // the engine): a ring that found its engine between sleeps is not the last word.
     if (p.writer->control().head.load(std::memory_order_acquire) == p.writer->position()) continue;
-    ++counters_.stall_rings;
-    p.doorbell.ring();
+    ring_stalled(p);
     rang = true;
   }
   return rang;
+}
+
+void ShmLink::ring_stalled(Peer& p) {
+  ++counters_.stall_rings;
+  p.doorbell.ring();
 }
 
 bool ShmLink::wake_away(const std::function<bool()>& awaiting_acks) {
@@ -285,8 +289,7 @@ bool ShmLink::wake_away(const std::function<bool()>& awaiting_acks) {
     p.away_rung_head = head;
     p.away_rung_position = position;
     ++counters_.away_rings;
-    ++counters_.stall_rings;
-    p.doorbell.ring();
+    ring_stalled(p);
     rang = true;
   }
   return rang;

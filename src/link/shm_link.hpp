@@ -227,6 +227,9 @@ class ShmLink final : public rc::FrameSink {
   // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.
   wire::MutByteSpan reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, size_t len, bool may_pack);
   wire::MutByteSpan reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len);
+  // wake_stalled()'s and wake_away()'s ring: counted, then the doorbell, whether or not the
+  // peer's engine sleeps (a ring that finds it between sleeps is not the last word).
+  void ring_stalled(Peer& p);
   // The route the last frame took still holds (same directory generation) and leads to `to`.
   bool routed(const rc::FrameAddr& to, Qpn dest_qp) const {
     return route_.peer != nullptr && route_.dlid == to.dlid.value() && route_.block == dest_qp.value() / kQpnBlock &&

@@ -13,8 +13,10 @@ namespace softib::link {
 
 namespace {
 
+size_t page_size() { return static_cast<size_t>(::sysconf(_SC_PAGESIZE)); }
+
 size_t page_round(size_t bytes) {
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = page_size();
   return (bytes + page - 1) / page * page;
 }
 
@@ -68,10 +70,10 @@ void ShmRegion::prefault(uint8_t* p, size_t bytes) {
   // perf sched). MADV_POPULATE_WRITE (Linux 5.14) maps them all at once; before that,
   // reading each page does (shmem allocates on a read fault, and a shared writable mapping
   // gets a writable entry).
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  if (bytes == 0) return;
+  const size_t page = page_size();
   const uintptr_t start = reinterpret_cast<uintptr_t>(p) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes + page - 1) / page * page;
-  if (end <= start) return;
+  const uintptr_t end = start + page_round(reinterpret_cast<uintptr_t>(p) + bytes - start);
   if (::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_WRITE) == 0) return;
   for (uintptr_t a = start; a < end; a += page) (void)*reinterpret_cast<const volatile uint8_t*>(a);
 }
