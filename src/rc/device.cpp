@@ -158,6 +158,10 @@ Status Device::destroy_qp(Qp* qp) {
   if (qp == nullptr || find_qp(qp->qpn()) != qp) return Status(Code::kInvalidArgument, "destroy_qp: no such QP");
   flush_acks(*qp);  // one held back by an application step (AckPolicy) goes out first
   if (last_qp_ == qp) last_qp_ = nullptr;
+  if (ack_qp_ == qp) {
+    ack_qp_ = nullptr;
+    owed_ = true;  // what else came in is not known: the next step walks
+  }
   qps_.erase(qp->qpn().value());
   return Status();
 }
@@ -424,6 +428,9 @@ bool Device::progress(AckPolicy acks, Timers timers) {
     timer_deferrals_ = 0;
   }
   refused_ = false;
+  owed_ = false;
+  ack_qp_ = nullptr;
+  holds_acks_ = false;
   for (auto& [n, qp_ptr] : qps_) {
     Qp& qp = *qp_ptr;
     if (qp.flush_pending_) {
@@ -454,10 +461,12 @@ bool Device::progress(AckPolicy acks, Timers timers) {
     if (qp.resp_.ack_pending) {
       // Held (AckPolicy): this step's ACK waits for the next step; one held by the last step
       // goes now, behind the answer this step sent.
-      if (!qp.resp_.ack_held)
+      if (!qp.resp_.ack_held) {
         qp.resp_.ack_held = true;
-      else
+        holds_acks_ = true;
+      } else {
         flush_acks(qp);
+      }
       did = true;
     }
     if (qp.flush_pending_) {
@@ -466,6 +475,20 @@ bool Device::progress(AckPolicy acks, Timers timers) {
     }
   }
   return did;
+}
+
+bool Device::hold_acks_without_progress() {
+  if (owed_ || holds_acks_ || refused_) return false;
+  if (ack_qp_ != nullptr) {
+    Qp& qp = *ack_qp_;
+    // As progress() decides: only a QP whose ACK timeout allows it holds (else it goes now).
+    if (!qp.resp_.ack_pending || qp.flush_pending_ || !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
+      return false;
+    qp.resp_.ack_held = true;
+    holds_acks_ = true;
+    ack_qp_ = nullptr;
+  }
+  return true;
 }
 
 std::optional<TimePoint> Device::next_deadline() const {

@@ -166,6 +166,14 @@ class Device {
   enum class Timers : uint8_t { kRun, kLater };
   static constexpr uint32_t kMaxTimerDeferrals = 16;
   bool progress(AckPolicy acks = AckPolicy::kSendNow, Timers timers = Timers::kRun);
+  // For the step of an application's poll that has its answer (kHoldOneStep): when every frame
+  // received since the last progress() was a one-packet SEND of the fast path, to one QP, and
+  // no ACK is held yet and no output waits for the link, all that progress() would do is hold
+  // that QP's ACK. This holds it without the walk over every QP and returns true; otherwise it
+  // changes nothing and returns false, and the caller runs progress(). The walk is on the path
+  // from a ping-pong's request to its answer (8-byte half round trip, interleaved runs:
+  // see src/rc/README.md).
+  bool hold_acks_without_progress();
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
   std::optional<TimePoint> next_deadline() const;
   // The link refused a frame during the last receive or progress step (flow control): work is
@@ -331,6 +339,13 @@ class Device {
   std::vector<AsyncEvent> async_;
   bool refused_ = false;
   bool fast_paths_ = true;
+  // Since the last progress() (hold_acks_without_progress): a frame came in that progress()
+  // may have work for (anything but a fast-path SEND, or SENDs to a second QP); the QP whose
+  // fast-path SEND asked for an ACK; whether some QP's ACK is held (set by progress() when it
+  // holds one, so a destroyed QP's only leaves one more walk).
+  bool owed_ = false;
+  Qp* ack_qp_ = nullptr;
+  bool holds_acks_ = false;
   packet::TransportFrame rx_;  // the frame receive() is working on (reused: no copy per frame)
   std::vector<uint8_t> explode_;  // one packet of a burst taken apart
   std::vector<uint8_t> ref_probe_, ref_scratch_, ref_headers_;  // a by-reference burst's first packet; its bytes fetched

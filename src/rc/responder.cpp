@@ -111,11 +111,13 @@ verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint
 }
 
 void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst) {
+  if (fast_paths_ && burst.packets <= 1 && receive_send_only(from, transport)) return;
+  owed_ = true;  // progress() may have work for this frame (hold_acks_without_progress)
   if (burst.packets > 1) {
     receive_burst(from, transport, burst);
     return;
   }
-  if (fast_paths_ && (receive_send_only(from, transport) || receive_ack(transport))) return;
+  if (fast_paths_ && receive_ack(transport)) return;
   ++counters_.rx_packets;
   packet::TransportFrame& p = rx_;
   if (!packet::parse_transport_frame(transport, p)) {
@@ -203,6 +205,8 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t) {
   if ((p[8] & 0x80) != 0) {  // AckReq
     r.ack_pending = true;
     r.ack_psn = psn;
+    if (ack_qp_ != nullptr && ack_qp_ != qp) owed_ = true;  // a second QP: progress() walks
+    ack_qp_ = qp;
   }
   return true;
 }

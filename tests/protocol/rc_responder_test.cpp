@@ -169,6 +169,71 @@ TEST_F(RcResponderProtocolHoldsAcks, AHeldAckGoesBehindTheAnswerOfTheNextStep) {
   EXPECT_EQ(sent[1].psn(), epsn());
 }
 
+// The step of a poll that has its answer skips progress()'s walk over every QP when all it
+// would do is hold one fast-path SEND's ACK (Device::hold_acks_without_progress): the same
+// frames go out, in the same order, as after a holding progress().
+TEST_F(RcResponderProtocolHoldsAcks, APollWithItsAnswerHoldsAFastPathSendsAckWithoutTheWalk) {
+  post_recv(qp, 1, 4096, 64);
+  post_recv(qp, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  EXPECT_EQ(device.counters().fast_received, 1u);
+  ASSERT_TRUE(device.hold_acks_without_progress());
+  EXPECT_TRUE(sink.take().empty()) << "held";
+  EXPECT_EQ(poll(rcq).size(), 1u);
+  EXPECT_FALSE(device.hold_acks_without_progress()) << "an ACK is held: the next step must walk to send it";
+  post_send(qp, 3, 0, 8);
+  std::vector<Sent> sent = progress_holding();
+  ASSERT_EQ(sent.size(), 2u);
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly) << "the answer first";
+  EXPECT_EQ(sent[1].opcode, Opcode::kRcAcknowledge);
+  EXPECT_EQ(sent[1].psn(), epsn());
+  // Held again: the next step's walk sends it, answer or not.
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  ASSERT_TRUE(device.hold_acks_without_progress());
+  EXPECT_TRUE(sink.take().empty());
+  EXPECT_EQ(only_ack(progress_holding()).psn(), epsn() + 1);
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(RcResponderProtocolHoldsAcks, AHeldAckIsCoalescedByTheWalkNotHeldAgain) {
+  post_recv(qp, 1, 4096, 64);
+  post_recv(qp, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  ASSERT_TRUE(device.hold_acks_without_progress());
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  ASSERT_FALSE(device.hold_acks_without_progress());
+  const Sent a = only_ack(progress_holding());
+  EXPECT_EQ(a.psn(), epsn() + 1) << "one ACK for both, not held a second step";
+  EXPECT_EQ(a.msn(), 2u);
+}
+
+TEST_F(RcResponderProtocolHoldsAcks, AnythingButAFastPathSendLeavesTheWalkToProgress) {
+  // An RDMA WRITE (the general path): progress() holds its ACK as before.
+  deliver(write(Opcode::kRcRdmaWriteOnly, 0, addr(1024), mr->rkey, 16), bytes(0, 16));
+  EXPECT_FALSE(device.hold_acks_without_progress());
+  EXPECT_TRUE(sink.take().empty()) << "changed nothing";
+  EXPECT_TRUE(progress_holding().empty());
+  EXPECT_EQ(only_ack(progress_holding()).psn(), epsn());
+  // SENDs to two QPs in one step.
+  rc::Qp* other = connect(QpType::kRc, options);
+  post_recv(qp, 1, 4096, 64);
+  post_recv(other, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  deliver(hdr(other, Opcode::kRcSendOnly, Psn(options.rq_psn), true), bytes(0, 16));
+  EXPECT_EQ(device.counters().fast_received, 2u);
+  EXPECT_FALSE(device.hold_acks_without_progress());
+  EXPECT_TRUE(progress_holding().empty());
+  EXPECT_EQ(progress_holding().size(), 2u) << "both ACKs, one step later";
+  // An ACK from the peer (the completer may send more): the walk.
+  post_send(qp, 3, 0, 8);
+  ASSERT_EQ(progress().size(), 1u);
+  deliver(ack(qp, Psn(options.sq_psn), wire::Aeth::ack(1)));
+  EXPECT_EQ(poll(scq).size(), 1u);
+  EXPECT_FALSE(device.hold_acks_without_progress());
+  progress();
+  EXPECT_TRUE(device.hold_acks_without_progress()) << "nothing came in since the walk: nothing to hold";
+}
+
 // An ACK that is not held goes ahead of a request posted after its request arrived, as a
 // device sends it on taking the request: a program that waits on one channel for its send's
 // event and then for the reply's (perftest 4.5 ib_send_lat -e, one channel for both CQs) gets
@@ -189,6 +254,15 @@ TEST_F(RcResponderProtocol, AQpWithAShortTimeoutNeverHasItsAckHeld) {
   ASSERT_LT(options.timeout, rc::kHoldAckMinTimeout);
   post_recv(qp, 1, 4096, 64);
   deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  device.progress(rc::Device::AckPolicy::kHoldOneStep);
+  EXPECT_EQ(only_ack(sink.take()).psn(), epsn());
+}
+
+TEST_F(RcResponderProtocol, AQpWithAShortTimeoutHasItsAckSentByTheWalkNotHeldWithoutIt) {
+  ASSERT_LT(options.timeout, rc::kHoldAckMinTimeout);
+  post_recv(qp, 1, 4096, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  EXPECT_FALSE(device.hold_acks_without_progress());
   device.progress(rc::Device::AckPolicy::kHoldOneStep);
   EXPECT_EQ(only_ack(sink.take()).psn(), epsn());
 }
