@@ -329,20 +329,19 @@ void Engine::touch_at(uint64_t t) {
   }
 }
 
-std::optional<uint64_t> Engine::idle_ticks_since_step() {
+uint64_t Engine::idle_ticks_since_step() {
   // The time-stamp counter is read on one empty poll in kIdlePollsPerTick: a reading costs
   // ~10 ns here, as much as the rest of an empty poll, and a frame that lands while a polling
   // loop reads it waits that much longer to be seen. Relaxed, as in touch_sometimes().
   const uint32_t n = idle_polls_.load(std::memory_order_relaxed) + 1;
   idle_polls_.store(n, std::memory_order_relaxed);
-  if (n % kIdlePollsPerTick != 0) return std::nullopt;
+  if (n % kIdlePollsPerTick != 0) return 0;
   const uint64_t t = touch();
   return ticks_since(stamped(last_step_ticks_, t), t);
 }
 
 bool Engine::stream_quiet() {
-  const std::optional<uint64_t> since = idle_ticks_since_step();
-  if (!since || *since < kStreamQuietTicks) return true;
+  if (idle_ticks_since_step() < kStreamQuietTicks) return true;
   streaming_.store(false, std::memory_order_relaxed);
   return false;
 }
@@ -358,8 +357,7 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
-  const std::optional<uint64_t> since = idle_ticks_since_step();
-  if (!since || *since < kIdleStepTicks) return false;
+  if (idle_ticks_since_step() < kIdleStepTicks) return false;
   const bool ran = try_progress(StepKind::kPoll, cq, want);
   if (rang_away_.load(std::memory_order_relaxed)) {
     // The step rang a peer whose application is away: its engine must run to read what

@@ -183,6 +183,7 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   if (mask & kPort) a.port_num = attr.port_num;
   if (mask & kQkey) a.qkey = attr.qkey;
   if (mask & kAv) a.ah_attr = attr.ah_attr;
+  qp->path_cached_ = false;
   if (mask & kPathMtu) a.path_mtu = attr.path_mtu;
   if (mask & kTimeout) a.timeout = attr.timeout;
   if (mask & kRetryCnt) a.retry_cnt = attr.retry_cnt;
@@ -367,6 +368,15 @@ FrameAddr Device::address_of(const verbs::AhAttr& ah) const {
     a.hop_limit = ah.grh.hop_limit;
   }
   return a;
+}
+
+const FrameAddr& Device::refresh_path(Qp& qp) {
+  qp.path_ = address_of(qp.attr_.ah_attr);
+  qp.path_lid_ = port_.lid;
+  // A GRH's SGID comes from the port's GID table, which changes with no LID change: built
+  // each time (GRH paths are rare on an IB port).
+  qp.path_cached_ = !qp.attr_.ah_attr.is_global;
+  return qp.path_;
 }
 
 bool Device::send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload) {

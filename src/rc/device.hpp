@@ -188,6 +188,17 @@ class Device {
   void async(AsyncEvent e) { async_.push_back(e); }
   PKey qp_pkey(const Qp& qp) const;
   FrameAddr address_of(const verbs::AhAttr& ah) const;
+  // address_of(the QP's AV), for RC and UC, kept in the QP (Qp::path_) while the port's LID
+  // holds: every frame a connected QP sends goes there. Built afresh for each frame, it was
+  // written field by field and read back at once as wider words (the copy, the link's frame
+  // header), loads the store buffer cannot serve: each waited for every older store to reach
+  // the cache, an ACK's for the request's ring lines still on their way to the peer's core
+  // (perf, 8-byte ping-pong: ~6 % of both processes' samples in address_of and the two loads).
+  const FrameAddr& path_of(Qp& qp) {
+    if (qp.path_cached_ && qp.path_lid_ == port_.lid) return qp.path_;
+    return refresh_path(qp);
+  }
+  const FrameAddr& refresh_path(Qp& qp);
   // False when the link refused the frame (flow control): the caller keeps the work.
   bool send_frame(const FrameAddr& to, const packet::TransportHeaders& h, wire::ByteSpan payload);
   // A frame of `len` transport bytes that `write(out)` fills: reserved, counted and committed.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "rc/frame.hpp"
 #include "verbs/cq.hpp"
 #include "verbs/mr.hpp"
 #include "verbs/qp_attr.hpp"
@@ -179,6 +180,11 @@ class Qp {
   ResponderState resp_;
   std::atomic<bool> flush_pending_{false};  // in Error with WQEs left to flush
   bool last_wqe_event_sent_ = false;
+  // Device::path_of(): the address of attr_.ah_attr while the port's LID is path_lid_ (and
+  // modify_qp has not run since).
+  FrameAddr path_{};
+  Lid path_lid_{};
+  bool path_cached_ = false;
 };
 
 }  // namespace softib::rc

@@ -590,7 +590,7 @@ void Device::send_read_responses(Qp& qp, const Resource& res, Psn from_psn, uint
 
 // Sends as much of a job as the link takes; true when it is done.
 bool Device::run_job(Qp& qp, OutJob& job) {
-  const FrameAddr to = address_of(qp.attr_.ah_attr);
+  const FrameAddr& to = path_of(qp);
   wire::Bth bth;
   bth.pkey = qp_pkey(qp);
   bth.dest_qp = qp.attr_.dest_qp_num;
