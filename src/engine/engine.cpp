@@ -329,13 +329,10 @@ void Engine::touch_at(uint64_t t) {
   }
 }
 
-uint64_t Engine::idle_ticks_since_step() {
+uint64_t Engine::idle_ticks_now() {
   // The time-stamp counter is read on one empty poll in kIdlePollsPerTick: a reading costs
   // ~10 ns here, as much as the rest of an empty poll, and a frame that lands while a polling
-  // loop reads it waits that much longer to be seen. Relaxed, as in touch_sometimes().
-  const uint32_t n = idle_polls_.load(std::memory_order_relaxed) + 1;
-  idle_polls_.store(n, std::memory_order_relaxed);
-  if (n % kIdlePollsPerTick != 0) return 0;
+  // loop reads it waits that much longer to be seen.
   const uint64_t t = touch();
   return ticks_since(stamped(last_step_ticks_, t), t);
 }
@@ -385,10 +382,6 @@ void Engine::release_lease() {
   shm_->inbox().drop_lease();
   // The engine may be asleep until the lease would have run out: wake it to take over.
   kick();
-}
-
-bool Engine::work_waiting() const {
-  return pending_.load() || has_inbox_.load() || (shm_ != nullptr && shm_->ready());
 }
 
 void Engine::sleep_on_doorbell(const timespec* timeout) {

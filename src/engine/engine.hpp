@@ -172,7 +172,9 @@ class Engine {
   void sleep_on_doorbell(const timespec* timeout);
   void pace_sleeper_barrier();  // engine thread, before each sleep
   void touch_after_step(bool ran);  // the lease after a step this thread tried (touch_at)
-  bool work_waiting() const;
+  bool work_waiting() const {
+    return pending_.load() || has_inbox_.load() || (shm_ != nullptr && shm_->ready());
+  }
   // poll_inline() after a step drained a stream (streaming_): true while the poll should
   // leave the inbox alone (kStreamQuietTicks after that step); then clears streaming_.
   bool stream_quiet();
@@ -181,7 +183,13 @@ class Engine {
   // caller acts on it). Not an optional: its flag, stored as a byte and read back with the
   // value as a word, made every empty poll wait for the store (perf: 16 % of a ping-pong's
   // samples on that load).
-  uint64_t idle_ticks_since_step();
+  uint64_t idle_ticks_since_step() {
+    // Relaxed, as in touch_sometimes(). Inline, with the rest of an empty poll.
+    const uint32_t n = idle_polls_.load(std::memory_order_relaxed) + 1;
+    idle_polls_.store(n, std::memory_order_relaxed);
+    return n % kIdlePollsPerTick != 0 ? 0 : idle_ticks_now();
+  }
+  uint64_t idle_ticks_now();  // the counter read and the lease refreshed
 
   rc::Device& device_;
   EngineOptions options_;

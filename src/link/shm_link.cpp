@@ -497,25 +497,11 @@ bool ShmLink::may_read(int32_t pid) {
   return false;
 }
 
-bool ShmLink::ready() const {
-  const uint32_t words = (inbox_.channels() + 63) / 64;
-  for (uint32_t w = 0; w < words; ++w) {
-    uint64_t bits = inbox_.active_mask(w);
-    while (bits != 0) {
-      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
-      bits &= bits - 1;
-      const Reader& r = readers_[i];
-      if (r.reader) {
-        if (r.reader->ready()) return true;
-      } else {
-        // A channel claimed since the last poll: its first record sits at the published head.
-        const ChannelMemory mem = inbox_.channel(i);
-        const uint64_t head = mem.control().head.load(std::memory_order_acquire);
-        if (mem.header_at(head).tag.load(std::memory_order_acquire) == head + 1) return true;
-      }
-    }
-  }
-  return false;
+bool ShmLink::new_channel_ready(uint32_t i) const {
+  // A channel claimed since the last poll: its first record sits at the published head.
+  const ChannelMemory mem = inbox_.channel(i);
+  const uint64_t head = mem.control().head.load(std::memory_order_acquire);
+  return mem.header_at(head).tag.load(std::memory_order_acquire) == head + 1;
 }
 
 void ShmLink::housekeeping() {

@@ -24,8 +24,7 @@ void Cq::notify_armed(bool solicited) {
   }
 }
 
-size_t Cq::poll(std::span<WorkCompletion> out) {
-  if (ring_.empty()) return 0;  // the common case of a polling loop, without the lock
+size_t Cq::take(std::span<WorkCompletion> out) {
   std::lock_guard lock(consumers_);
   // One look at the indices and one release for the lot (not one of each a completion).
   const uint32_t n = static_cast<uint32_t>(std::min<size_t>(out.size(), ring_.size()));

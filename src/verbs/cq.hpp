@@ -67,8 +67,9 @@ class Cq {
     return true;
   }
 
-  // ibv_poll_cq: up to out.size() completions, oldest first.
-  size_t poll(std::span<WorkCompletion> out);
+  // ibv_poll_cq: up to out.size() completions, oldest first. The empty check is inline (a
+  // polling loop's common case, without the lock or a call).
+  size_t poll(std::span<WorkCompletion> out) { return ring_.empty() ? 0 : take(out); }
   // ibv_req_notify_cq.
   void arm(bool solicited_only);
   // A notification is requested and has not fired yet.
@@ -84,6 +85,7 @@ class Cq {
   enum class Arm : uint8_t { kNone, kNext, kSolicited };
 
   void lost();
+  size_t take(std::span<WorkCompletion> out);  // poll() of a CQ that held completions
   // An armed CQ took a completion; `solicited`: solicited or unsuccessful.
   void notify_armed(bool solicited);
 
