@@ -66,18 +66,13 @@ bool ChannelWriter::room_after_reading_head(uint64_t bytes) {
   return mem_.capacity() - (tail_ - head_cache_) >= bytes;
 }
 
-std::optional<Record> ChannelReader::peek() {
+std::optional<Record> ChannelReader::peek_after_pad() {
   for (;;) {
+    head_ += mem_.capacity() - (head_ & (mem_.capacity() - 1));  // the pad runs to the end
     const RecordHeader& h = mem_.header_at(head_);
     if (h.tag.load(std::memory_order_acquire) != head_ + 1) return std::nullopt;
     const uint64_t offset = head_ & (mem_.capacity() - 1);
-    // The length comes from the other process: a record may not run past the end of the data
-    // (a producer never writes one that does; a corrupt one is treated as a pad to the end).
-    const uint64_t room = mem_.capacity() - offset - sizeof(RecordHeader);
-    if (h.kind == kRecordPad || h.length > room) {
-      head_ += mem_.capacity() - offset;
-      continue;
-    }
+    if (h.kind == kRecordPad || h.length > mem_.capacity() - offset - sizeof(RecordHeader)) continue;
     peeked_size_ = record_size(h.length);
     return Record{h.kind, h.aux, wire::ByteSpan(mem_.data() + offset + sizeof(RecordHeader), h.length)};
   }

@@ -206,8 +206,18 @@ class ChannelReader {
   ChannelReader(ChannelMemory mem, uint64_t start) : mem_(mem), head_(start), published_(start) {}
 
   // The next complete record, or nullopt. Pad records are skipped. The body stays valid (and
-  // unchanged: the producer cannot reuse the space) until release().
-  std::optional<Record> peek();
+  // unchanged: the producer cannot reuse the space) until release(). Inline: returned through
+  // memory, the record's fields were stored and read straight back on every frame.
+  std::optional<Record> peek() {
+    const RecordHeader& h = mem_.header_at(head_);
+    if (h.tag.load(std::memory_order_acquire) != head_ + 1) return std::nullopt;
+    const uint64_t offset = head_ & (mem_.capacity() - 1);
+    // The length comes from the other process: a record may not run past the end of the data
+    // (a producer never writes one that does; a corrupt one is treated as a pad to the end).
+    if (h.kind == kRecordPad || h.length > mem_.capacity() - offset - sizeof(RecordHeader)) return peek_after_pad();
+    peeked_size_ = record_size(h.length);
+    return Record{h.kind, h.aux, wire::ByteSpan(mem_.data() + offset + sizeof(RecordHeader), h.length)};
+  }
   // Consumes the record returned by the last peek().
   void release();
   // Makes the space consumed so far visible to the producer.
@@ -225,6 +235,8 @@ class ChannelReader {
   const ChannelMemory& memory() const { return mem_; }
 
  private:
+  std::optional<Record> peek_after_pad();  // peek() at a pad record: skips it, looks again
+
   ChannelMemory mem_;
   uint64_t head_;
   uint64_t published_;

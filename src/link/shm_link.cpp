@@ -360,15 +360,19 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
       bits &= bits - 1;
       Reader& r = readers_[i];
-      const ChannelMemory mem = r.reader ? r.reader->memory() : inbox_.channel(i);
-      const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
-      if (owner == 0) continue;
-      if (!r.reader || r.token != owner) {
+      // A channel changes hands only through housekeeping() here, which forgets its reader:
+      // a reader's token is the channel's owner, and the shared word is read once.
+      if (!r.reader) {
+        const ChannelMemory fresh = inbox_.channel(i);
+        const uint64_t owner = fresh.control().owner.load(std::memory_order_acquire);
+        if (owner == 0) continue;
         r.token = owner;
-        ShmRegion::prefault(mem.data(), mem.capacity());  // a new sender: once
-        r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
+        ShmRegion::prefault(fresh.data(), fresh.capacity());  // a new sender: once
+        r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
         r.packed_at = 0;
       }
+      const ChannelMemory mem = r.reader->memory();
+      const uint64_t owner = r.token;
       for (;;) {
         if (n >= budget || answered()) {
           cut_short = true;
@@ -518,7 +522,7 @@ void ShmLink::housekeeping() {
       if (owner == 0 || dir_.endpoint_alive(sender)) continue;
       // The sender is gone: what it left is dropped and the channel is free for a new one.
       Reader& r = readers_[i];
-      if (!r.reader || r.token != owner) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
+      if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
       while (r.reader->peek()) r.reader->release();
       inbox_.reclaim(i, r.reader->position());
       r = Reader{};
