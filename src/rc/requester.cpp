@@ -218,7 +218,7 @@ std::optional<Device::SendResult> Device::send_one_packet(Qp& qp, verbs::SendWqe
   if (info.immediate()) std::memcpy(f + info.offset(packet::ExtHeader::kImmDt), &w.imm_data, 4);  // as posted: network order
   uint8_t* payload = f + info.header_length();
   if (w.is_inline) {
-    std::memcpy(payload, src, w.length);
+    copy_small(payload, src, w.length);
   } else if (w.length != 0) {
     sink_.copy_payload(payload, src, w.length);  // `payload` is a frame the peer's core reads next
   }

@@ -75,7 +75,7 @@ bool Device::scatter_sges(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::Byte
         *fault = WcStatus::kLocProtErr;
         return false;
       }
-      std::memcpy(dst, src, n);
+      copy_small(dst, src, n);
       src += n;
       offset += n;
       left -= n;

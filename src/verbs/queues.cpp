@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/copy.hpp"
 #include "verbs/ah.hpp"
 
 namespace softib::verbs {
@@ -90,7 +91,7 @@ Status SendQueue::post(const SendWr& wr, bool sig_all, const std::unique_lock<Sp
     // Inline data is copied now and needs no L_Key (IBA 10.8.2.3 "Inline data").
     uint8_t* to = w.inline_data.data();
     if (wr.sg_list.size() == 1) {
-      std::memcpy(to, reinterpret_cast<const void*>(wr.sg_list[0].addr), length);  // nearly every inline post
+      copy_small(to, reinterpret_cast<const void*>(wr.sg_list[0].addr), length);  // nearly every inline post
     } else {
       for (const Sge& s : wr.sg_list) {
         if (s.length != 0) std::memcpy(to, reinterpret_cast<const void*>(s.addr), s.length);

@@ -1,4 +1,4 @@
-// copy_for_peer / copy_streaming: the same bytes as memcpy for every length and alignment
+// copy_small / copy_for_peer / copy_streaming: the same bytes as memcpy for every length and alignment
 // (the non-temporal path has an unaligned head, 64-byte blocks and a tail), and nothing
 // written outside the destination.
 #include <gtest/gtest.h>
@@ -34,6 +34,12 @@ TEST(Copy, CopyForPeerCopiesExactlyTheBytesOnBothSidesOfItsThreshold) {
   for (size_t len : {kStreamingCopyMin - 1, kStreamingCopyMin, kStreamingCopyMin + 1, size_t{64}, size_t{1} << 20})
     for (size_t d : {0u, 5u})
       check(len, 3, d, [](void* dst, const void* src, size_t n) { copy_for_peer(dst, src, n, copy_streaming); });
+}
+
+TEST(Copy, CopySmallCopiesExactlyTheBytesOfEveryLengthAroundItsCases) {
+  for (size_t len = 0; len <= 40; ++len)
+    for (size_t so : {0u, 1u, 7u})
+      for (size_t d : {0u, 3u, 9u}) check(len, so, d, &copy_small);
 }
 
 }  // namespace
