@@ -2,6 +2,7 @@
 // (include/softib/verbs.hpp), as issue 5's targets measure it:
 //
 //   bench_verbs lat  --size 8 --iters N        RC SEND/RECV ping-pong: half round trip
+//                    [--perftest]               the same in perftest's ib_send_lat loop
 //   bench_verbs bw   --op write|read --size N --iters K   RDMA WRITE/READ bandwidth
 //   bench_verbs rate --size 64 --iters N       SEND message rate
 //
@@ -44,6 +45,7 @@ struct Args {
   uint32_t window = 0;
   std::string socket;
   bool pin = false;
+  bool perftest = false;  // lat: perftest's ib_send_lat loop (see latency())
 };
 
 struct Peer {
@@ -56,7 +58,7 @@ struct Peer {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
-               "[--socket PATH] [--pin]\n");
+               "[--socket PATH] [--pin] [--perftest]\n");
   std::exit(2);
 }
 
@@ -76,6 +78,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--window") a.window = static_cast<uint32_t>(std::stoul(next()));
     else if (k == "--socket") a.socket = next();
     else if (k == "--pin") a.pin = true;
+    else if (k == "--perftest") a.perftest = true;
     else usage();
   }
   if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate" && a.mode != "selflat" && a.mode != "emptypoll") usage();
@@ -221,9 +224,12 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
   wr.sg_list = {&sge, 1};
   auto send = [&](uint64_t i) {
     // Signal every 64th send so the send queue's slots come back without a poll per message.
-    wr.send_flags = (inl ? send_flag::kInline : 0u) | (i % 64 == 63 ? send_flag::kSignaled : 0u);
+    // --perftest: every send, and its completion (the peer's ACK) is awaited before the
+    // reply, as perftest's ib_send_lat does (its tx depth 1 makes every send signaled).
+    const bool signaled = a.perftest || i % 64 == 63;
+    wr.send_flags = (inl ? send_flag::kInline : 0u) | (signaled ? send_flag::kSignaled : 0u);
     if (s.qp.post_send(wr) != 0) std::exit(6);
-    if (i % 64 == 63) s.wait(s.scq);
+    if (signaled) s.wait(s.scq);
   };
   // A receive taken is replaced after the next send is posted, while the peer works on it
   // (kPrepost stay posted): off the path from a message's arrival to its answer, as UCX's
@@ -238,7 +244,23 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
       start = std::chrono::steady_clock::now();
       start_stamp = last = stamp();
     }
-    if (client) {
+    if (a.perftest) {
+      // perftest's ib_send_lat loop (run_iter_lat_send): a receive taken is replaced at once,
+      // before the send that answers it; every send is awaited. The native program to set
+      // the drop-in's ib_send_lat against (bench/dropin.py): the same work in the same order.
+      if (client) {
+        send(i);
+        recv();
+        s.post_recv(i, a.size);
+        const uint64_t t = stamp();
+        if (i >= warm) rtt[i - warm] = t - last;
+        last = t;
+      } else {
+        recv();
+        s.post_recv(i, a.size);
+        send(i);
+      }
+    } else if (client) {
       // One reading of the counter an iteration, as ucx_perftest takes one: this round trip
       // ends where the next begins (the loop's top does nothing between them).
       send(i);
