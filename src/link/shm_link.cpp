@@ -510,25 +510,20 @@ bool ShmLink::new_channel_ready(uint32_t i) const {
 
 void ShmLink::housekeeping() {
   refresh();  // an idle process, too, lets go of the inboxes of peers that are gone
-  const uint32_t words = (inbox_.channels() + 63) / 64;
-  for (uint32_t w = 0; w < words; ++w) {
-    uint64_t bits = inbox_.active_mask(w);
-    while (bits != 0) {
-      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
-      bits &= bits - 1;
-      const ChannelMemory mem = inbox_.channel(i);
-      const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
-      const uint32_t sender = static_cast<uint32_t>(owner);
-      if (owner == 0 || dir_.endpoint_alive(sender)) continue;
-      // The sender is gone: what it left is dropped and the channel is free for a new one.
-      Reader& r = readers_[i];
-      if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
-      while (r.reader->peek()) r.reader->release();
-      inbox_.reclaim(i, r.reader->position());
-      r = Reader{};
-      ++counters_.reclaimed;
-    }
-  }
+  any_active_channel([&](uint32_t i) {
+    const ChannelMemory mem = inbox_.channel(i);
+    const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
+    const uint32_t sender = static_cast<uint32_t>(owner);
+    if (owner == 0 || dir_.endpoint_alive(sender)) return false;
+    // The sender is gone: what it left is dropped and the channel is free for a new one.
+    Reader& r = readers_[i];
+    if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
+    while (r.reader->peek()) r.reader->release();
+    inbox_.reclaim(i, r.reader->position());
+    r = Reader{};
+    ++counters_.reclaimed;
+    return false;  // on to the next
+  });
 }
 
 }  // namespace softib::link

@@ -177,17 +177,10 @@ class ShmLink final : public rc::FrameSink {
   // Whether a frame waits in some channel (the engine's last look before it sleeps, and every
   // empty poll: inline, it is most of one).
   bool ready() const {
-    const uint32_t words = (inbox_.channels() + 63) / 64;
-    for (uint32_t w = 0; w < words; ++w) {
-      uint64_t bits = inbox_.active_mask(w);
-      while (bits != 0) {
-        const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
-        bits &= bits - 1;
-        const Reader& r = readers_[i];
-        if (r.reader ? r.reader->ready() : new_channel_ready(i)) return true;
-      }
-    }
-    return false;
+    return any_active_channel([&](uint32_t i) {
+      const Reader& r = readers_[i];
+      return r.reader ? r.reader->ready() : new_channel_ready(i);
+    });
   }
   // Frees the channels whose senders died. REQUIRES: the device's lock.
   void housekeeping();
@@ -219,6 +212,21 @@ class ShmLink final : public rc::FrameSink {
 
  private:
   bool new_channel_ready(uint32_t channel) const;  // ready() for a channel poll() has not read yet
+  // Calls `f(channel)` for each channel a sender claimed (the inbox's active mask), in order,
+  // until one returns true; returns whether one did.
+  template <class F>
+  bool any_active_channel(F&& f) const {
+    const uint32_t words = (inbox_.channels() + 63) / 64;
+    for (uint32_t w = 0; w < words; ++w) {
+      uint64_t bits = inbox_.active_mask(w);
+      while (bits != 0) {
+        const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
+        bits &= bits - 1;
+        if (f(i)) return true;
+      }
+    }
+    return false;
+  }
   struct Peer {
     uint32_t endpoint;
     ShmInbox inbox;
