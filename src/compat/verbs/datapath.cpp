@@ -303,23 +303,22 @@ int wr_complete(ibv_qp_ex* qpx) {
   int err = b.error;
   if (err == 0 && !b.wrs.empty()) {
     // The vectors are complete now: point each request at its SGEs and inline bytes.
-    std::vector<verbs::SendWr> wrs;
-    std::vector<verbs::Sge> inline_sges(b.wrs.size());
-    wrs.reserve(b.wrs.size());
+    b.out.clear();
+    b.inline_sges.resize(b.wrs.size());  // before any pointer into it is taken
     for (size_t i = 0; i < b.wrs.size(); ++i) {
       PendingWr& p = b.wrs[i];
       if (p.inline_data) {
-        inline_sges[i] = {reinterpret_cast<uintptr_t>(b.inline_bytes.data() + p.inline_first),
-                          static_cast<uint32_t>(p.inline_len), LKey(0)};
-        p.wr.sg_list = std::span<const verbs::Sge>(&inline_sges[i], p.inline_len == 0 ? 0 : 1);
+        b.inline_sges[i] = {reinterpret_cast<uintptr_t>(b.inline_bytes.data() + p.inline_first),
+                            static_cast<uint32_t>(p.inline_len), LKey(0)};
+        p.wr.sg_list = std::span<const verbs::Sge>(&b.inline_sges[i], p.inline_len == 0 ? 0 : 1);
         p.wr.send_flags |= verbs::send_flag::kInline;
       } else {
         p.wr.sg_list = std::span<const verbs::Sge>(b.sges.data() + p.sge_first, p.sge_count);
       }
-      wrs.push_back(p.wr);
+      b.out.push_back(p.wr);
     }
     size_t bad = 0;
-    Status s = q->ctx->core->post_send(q->core, wrs, &bad);
+    Status s = q->ctx->core->post_send(q->core, b.out, &bad);
     if (!s.ok()) err = s.to_errno();
   }
   wr_start(qpx);

@@ -86,6 +86,10 @@ struct QpBuilder {
   std::vector<verbs::Sge> sges;
   std::vector<uint8_t> inline_bytes;
   int error = 0;  // the first error of the batch; wr_complete returns it
+  // wr_complete's requests and the SGEs of their inline data, kept for their capacity: made
+  // afresh, they were two allocations and two frees on every post (perftest posts this way).
+  std::vector<verbs::SendWr> out;
+  std::vector<verbs::Sge> inline_sges;
 };
 
 // A QP is always an ibv_qp_ex (ibv_qp first): ibv_qp_to_qp_ex returns it when the QP was
