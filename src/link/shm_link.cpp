@@ -353,57 +353,51 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
   bool cut_short = false;   // stopped by the budget or the answer, not by empty channels
   // The caller has its answer: no more frames (checked before each one).
   auto answered = [&] { return until != nullptr && until->queued() >= want; };
-  const uint32_t words = (inbox_.channels() + 63) / 64;
-  for (uint32_t w = 0; w < words && n < budget; ++w) {
-    uint64_t bits = inbox_.active_mask(w);
-    while (bits != 0 && n < budget) {
-      const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
-      bits &= bits - 1;
-      Reader& r = readers_[i];
-      // A channel changes hands only through housekeeping() here, which forgets its reader:
-      // a reader's token is the channel's owner, and the shared word is read once.
-      if (!r.reader) {
-        const ChannelMemory fresh = inbox_.channel(i);
-        const uint64_t owner = fresh.control().owner.load(std::memory_order_acquire);
-        if (owner == 0) continue;
-        r.token = owner;
-        ShmRegion::prefault(fresh.data(), fresh.capacity());  // a new sender: once
-        r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
-        r.packed_at = 0;
+  any_active_channel([&](uint32_t i) {
+    if (n >= budget) return true;  // the rest waits for the next poll
+    Reader& r = readers_[i];
+    // A channel changes hands only through housekeeping() here, which forgets its reader:
+    // a reader's token is the channel's owner, and the shared word is read once.
+    if (!r.reader) {
+      const ChannelMemory fresh = inbox_.channel(i);
+      const uint64_t owner = fresh.control().owner.load(std::memory_order_acquire);
+      if (owner == 0) return false;
+      r.token = owner;
+      ShmRegion::prefault(fresh.data(), fresh.capacity());  // a new sender: once
+      r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
+      r.packed_at = 0;
+    }
+    for (;;) {
+      if (n >= budget || answered()) {
+        cut_short = true;
+        break;
       }
-      const ChannelMemory mem = r.reader->memory();
-      const uint64_t owner = r.token;
-      for (;;) {
-        if (n >= budget || answered()) {
+      const auto rec = r.reader->peek();
+      if (!rec) break;
+      if (rec->kind == kRecordPacked) {
+        // The rest of the record waits, in place, when the budget or the answer comes first.
+        const size_t before = n;
+        const bool whole = take_packed(device, r, rec->body, n, budget, until, want);
+        packed += n - before;
+        if (!whole) {
           cut_short = true;
           break;
         }
-        const auto rec = r.reader->peek();
-        if (!rec) break;
-        if (rec->kind == kRecordPacked) {
-          // The rest of the record waits, in place, when the budget or the answer comes first.
-          const size_t before = n;
-          const bool whole = take_packed(device, r, rec->body, n, budget, until, want);
-          packed += n - before;
-          if (!whole) {
-            cut_short = true;
-            break;
-          }
-        } else {
-          take_frame(device, r, mem, owner, *rec);
-          ++n;
-        }
-        r.reader->release();
+      } else {
+        take_frame(device, r, *rec);
+        ++n;
       }
-      r.reader->publish();
+      r.reader->release();
     }
-  }
+    r.reader->publish();
+    return false;
+  });
   if (n >= budget) cut_short = true;  // channels not looked at
   drained_stream_ = !cut_short && packed >= kStreamFrames;
   return n;
 }
 
-void ShmLink::take_frame(rc::Device& device, Reader& r, const ChannelMemory& mem, uint64_t owner, const Record& rec) {
+void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
   rc::FrameAddr from;
   const size_t header = sizeof(ShmFrameHeader) + (rec.kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
   if ((rec.kind != kRecordFrame && rec.kind != kRecordFrameGlobal) || rec.body.size() < header) {
@@ -425,12 +419,12 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const ChannelMemory& mem
     if ((fh.last_flags & kFrameByReference) != 0) {
       // The sender's process as softibd knows it (never the frame's or the token's word).
       burst.by_reference = true;
-      burst.ref_pid = static_cast<int32_t>(dir_.endpoint_pid(static_cast<uint32_t>(owner)).value_or(0));
+      burst.ref_pid = static_cast<int32_t>(dir_.endpoint_pid(static_cast<uint32_t>(r.token)).value_or(0));
       if (!r.ref_checked) {
         r.ref_checked = true;
-        if (!may_read(burst.ref_pid)) mem.control().no_reference.store(1, std::memory_order_relaxed);
+        if (!may_read(burst.ref_pid)) r.reader->memory().control().no_reference.store(1, std::memory_order_relaxed);
       }
-      if (mem.control().no_reference.load(std::memory_order_relaxed) != 0) {
+      if (r.reader->memory().control().no_reference.load(std::memory_order_relaxed) != 0) {
         ++counters_.ref_refused;  // lost: the sender retransmits inline
         deliver = false;
       }

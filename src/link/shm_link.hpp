@@ -243,7 +243,7 @@ class ShmLink final : public rc::FrameSink {
     bool ref_checked = false;  // may this process read the sender's memory? (asked once)
     uint32_t packed_at = 0;    // the next sub-frame of the packed record peeked (0: its first)
   };
-  void take_frame(rc::Device& device, Reader& r, const ChannelMemory& mem, uint64_t owner, const Record& rec);
+  void take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
   // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.

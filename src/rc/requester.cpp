@@ -19,7 +19,7 @@ using verbs::WrOpcode;
 
 namespace {
 
-const FrameAddr kNoPath{};  // a UD QP's (each WQE names its AH)
+const FrameAddr kNoPath{};  // run_requester's path for a UD QP
 
 bool is_read_or_atomic(WrOpcode op) {
   return op == WrOpcode::kRdmaRead || op == WrOpcode::kAtomicCmpAndSwp || op == WrOpcode::kAtomicFetchAndAdd;
@@ -111,10 +111,10 @@ size_t Device::gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uin
 bool Device::run_requester(Qp& qp) {
   RequesterState& req = qp.req_;
   auto& ring = qp.sq_.ring();
-  if (req.rnr_wait) return false;
+  if (req.rnr_wait || req.send_pos == ring.tail()) return false;  // nothing to send
   bool did = false;
-  // An RC or UC QP's path (kept in the QP: path_of).
-  const FrameAddr* path = nullptr;
+  // An RC or UC QP's path (kept in the QP: path_of); a UD QP's WQEs each name their AH.
+  const FrameAddr& path = qp.type() != QpType::kUd ? path_of(qp) : kNoPath;
   // Several WQEs waiting: their frames go to the link as one batch (FrameSink::begin_batch;
   // the shared-memory link packs small ones into one ring record). One alone goes as it is.
   struct Batch {
@@ -139,16 +139,15 @@ bool Device::run_requester(Qp& qp) {
         if ((w.send_flags & verbs::send_flag::kFence) != 0 && req.rd_outstanding > 0) break;
       }
     }
-    if (path == nullptr) path = qp.type() != QpType::kUd ? &path_of(qp) : &kNoPath;
     if (fast_paths_ && qp.type() == QpType::kRc && !req.send_started) {
-      if (const std::optional<SendResult> r = send_one_packet(qp, w, req.send_pos, *path)) {
+      if (const std::optional<SendResult> r = send_one_packet(qp, w, req.send_pos, path)) {
         if (*r != SendResult::kSent) break;  // the link is full: nothing was sent
         did = true;
         continue;
       }
     }
     const uint64_t sent_before = counters_.tx_packets;
-    const SendResult r = send_wqe_packets(qp, w, req.send_pos, *path);
+    const SendResult r = send_wqe_packets(qp, w, req.send_pos, path);
     // A step that the link refused at once did nothing (the engine must not spin on it).
     if (r != SendResult::kBlocked || counters_.tx_packets != sent_before) did = true;
     if (r != SendResult::kSent) break;

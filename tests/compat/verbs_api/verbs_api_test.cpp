@@ -7,11 +7,9 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -57,12 +55,15 @@ class Verbs : public ::testing::Test {
     ASSERT_GE(n, 2);
     ctx_ = ibv_open_device(list_[0]);
     ASSERT_NE(ctx_, nullptr) << std::strerror(errno);
-    // The embedded SM brings the port up; wait for it (bounded) before anything else.
-    for (int i = 0; i < 1000; ++i) {
-      ibv_port_attr a{};
+    // The embedded SM brings the port up: until it is Active, wait for the device's next
+    // async event (the port's own changes among them; bounded by next_async_event's timeout)
+    // and look again. Events come for changes after the open, so none is missed.
+    ibv_port_attr a{};
+    ASSERT_EQ(ibv_query_port(ctx_, 1, &a), 0);
+    while (a.state != IBV_PORT_ACTIVE) {
+      ibv_async_event e{};
+      ASSERT_TRUE(next_async_event(ctx_, &e)) << "port 1 is still in state " << a.state;
       ASSERT_EQ(ibv_query_port(ctx_, 1, &a), 0);
-      if (a.state == IBV_PORT_ACTIVE) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     pd_ = ibv_alloc_pd(ctx_);
     ASSERT_NE(pd_, nullptr);
