@@ -1,11 +1,12 @@
 #include "link/shm_inbox.hpp"
 
 #include <linux/membarrier.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include "base/membarrier.hpp"
 
 namespace softib::link {
 
@@ -14,12 +15,6 @@ uint64_t monotonic_ns() {
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
-
-namespace {
-
-long membarrier(int cmd) { return ::syscall(SYS_membarrier, cmd, 0u, 0); }
-
-}  // namespace
 
 bool global_membarrier_available() {
   static const bool available = [] {

@@ -8,8 +8,9 @@
 // async events reports IBV_EVENT_CQ_ERR (IBA 11.6.3.1, "CQ overrun").
 //
 // Thread: push() under the device's progress lock (one producer at a time: no lock of its
-// own); poll() from any thread (a spin lock orders consumers; an empty CQ is seen without
-// it); arm() from any thread (an atomic); resize() under the progress lock.
+// own); poll() from any thread (a BiasedLock orders consumers, free of atomic instructions
+// while only one thread polls; an empty CQ is seen without it); arm() from any thread (an
+// atomic); resize() under the progress lock.
 #pragma once
 
 #include <atomic>
@@ -19,7 +20,7 @@
 #include <span>
 
 #include "base/clock.hpp"
-#include "base/spinlock.hpp"
+#include "base/biased_lock.hpp"
 #include "verbs/ring.hpp"
 #include "verbs/work.hpp"
 
@@ -91,7 +92,7 @@ class Cq {
 
   WorkRing<WorkCompletion> ring_;
   void* context_;
-  SpinLock consumers_;
+  BiasedLock consumers_;
   std::atomic<Arm> arm_{Arm::kNone};
   std::atomic<bool> overrun_flag_{false};
   Callback notify_;

@@ -25,7 +25,7 @@ RecvQueue::RecvQueue(uint32_t max_wr, uint32_t max_sge) : ring_(max_wr), max_sge
   for (uint32_t i = 0; i < ring_.slot_count(); ++i) ring_.slot(i).sge.resize(max_sge);
 }
 
-Status RecvQueue::post(const RecvWr& wr, const std::unique_lock<SpinLock>& held) {
+Status RecvQueue::post(const RecvWr& wr, const std::unique_lock<BiasedLock>& held) {
   SOFTIB_ASSERT(held.mutex() == &post_mu_ && held.owns_lock());
   if (wr.sg_list.size() > max_sge_) return too_many_sges(wr.sg_list.size(), max_sge_);
   if (ring_.full()) return queue_full("receive");
@@ -59,7 +59,7 @@ SendQueue::SendQueue(uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
   }
 }
 
-Status SendQueue::post(const SendWr& wr, bool sig_all, const std::unique_lock<SpinLock>& held) {
+Status SendQueue::post(const SendWr& wr, bool sig_all, const std::unique_lock<BiasedLock>& held) {
   SOFTIB_ASSERT(held.mutex() == &post_mu_ && held.owns_lock());
   const bool is_inline = (wr.send_flags & send_flag::kInline) != 0;
   uint64_t length = 0;

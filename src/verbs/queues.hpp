@@ -6,7 +6,8 @@
 //
 // Thread: posters serialise on the queue's post lock, taken once for a whole post list
 // (lock_posts(), as rdma-core's providers take their queue lock once per ibv_post_send
-// chain); the transport consumes under the device's progress lock (WorkRing explains the
+// chain). It is a BiasedLock: a queue posted to from one thread only costs that thread no
+// atomic instruction. The transport consumes under the device's progress lock (WorkRing explains the
 // hand-over).
 #pragma once
 
@@ -14,8 +15,8 @@
 #include <mutex>
 #include <vector>
 
+#include "base/biased_lock.hpp"
 #include "base/result.hpp"
-#include "base/spinlock.hpp"
 #include "verbs/qp_attr.hpp"
 #include "verbs/ring.hpp"
 #include "verbs/work.hpp"
@@ -64,9 +65,9 @@ class RecvQueue {
   uint32_t max_sge() const { return max_sge_; }
 
   // The post lock, held across a post list. REQUIRES: post() is given it.
-  std::unique_lock<SpinLock> lock_posts() { return std::unique_lock(post_mu_); }
+  std::unique_lock<BiasedLock> lock_posts() { return std::unique_lock(post_mu_); }
   // EINVAL for too many SGEs; ENOMEM when the queue is full (rxe's codes).
-  Status post(const RecvWr& wr, const std::unique_lock<SpinLock>& held);
+  Status post(const RecvWr& wr, const std::unique_lock<BiasedLock>& held);
 
   // Transport side. REQUIRES: !empty()
   bool empty() const { return ring_.empty(); }
@@ -77,7 +78,7 @@ class RecvQueue {
   Status resize(uint32_t max_wr);
 
  private:
-  SpinLock post_mu_;
+  BiasedLock post_mu_;
   WorkRing<RecvWqe> ring_;
   uint32_t max_sge_;
 };
@@ -115,18 +116,18 @@ class SendQueue {
   uint32_t max_inline() const { return max_inline_; }
 
   // The post lock, held across a post list. REQUIRES: post() is given it.
-  std::unique_lock<SpinLock> lock_posts() { return std::unique_lock(post_mu_); }
+  std::unique_lock<BiasedLock> lock_posts() { return std::unique_lock(post_mu_); }
   // Copies the WR into the next slot (no key checks: those happen when the transport reads
   // the memory, and fail the WR's completion, IBA 10.8.3). EINVAL for too many SGEs, inline
   // data beyond max_inline_data, an atomic that is not 8 bytes at an 8-byte aligned address;
   // ENOMEM when the queue is full.
-  Status post(const SendWr& wr, bool sig_all, const std::unique_lock<SpinLock>& held);
+  Status post(const SendWr& wr, bool sig_all, const std::unique_lock<BiasedLock>& held);
 
   // Positions (WorkRing::head/tail): [head, tail) are posted and not yet completed.
   WorkRing<SendWqe>& ring() { return ring_; }
 
  private:
-  SpinLock post_mu_;
+  BiasedLock post_mu_;
   WorkRing<SendWqe> ring_;
   uint32_t max_sge_;
   uint32_t max_inline_;

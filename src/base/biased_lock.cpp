@@ -1,0 +1,39 @@
+#include "base/biased_lock.hpp"
+
+#include <thread>
+
+#include "base/membarrier.hpp"
+
+namespace softib {
+
+BiasedLock::BiasedLock() : revoked_(!private_membarrier_ready()) {}
+
+void BiasedLock::lock_slow() {
+  if (!revoked_.load(std::memory_order_acquire)) {
+    uintptr_t none = 0;
+    if (owner_.load(std::memory_order_relaxed) == 0 &&
+        owner_.compare_exchange_strong(none, this_thread(), std::memory_order_acq_rel)) {
+      // This thread's first lock: the bias is ours. lock() takes the fast path now, or the
+      // fallback if someone revoked it meanwhile.
+      lock();
+      return;
+    }
+  }
+  fallback_.lock();
+  if (revoked_.load(std::memory_order_relaxed)) return;
+  // The first thread other than the owner: revoke, once, under the fallback lock.
+  revoked_.store(true, std::memory_order_relaxed);
+  private_membarrier();
+  // The owner's critical section, if it is in one, ends with a release of this flag.
+  for (int spins = 0; owner_holds_.load(std::memory_order_acquire); ++spins) {
+    if (spins % 64 == 63) {
+      std::this_thread::yield();  // an owner preempted mid-section gets the CPU back
+    } else {
+#if defined(__x86_64__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+}
+
+}  // namespace softib
