@@ -2,6 +2,8 @@
 // it; from then on everyone shares the fallback lock. Mutual exclusion holds throughout, and
 // in particular across the revocation, while the owner may be inside its critical section.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -125,6 +127,29 @@ TEST(BiasedLock, ManyThreadsShareItAfterTheBiasIsGone) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(counter, 5 * kEach);
   EXPECT_TRUE(lock.revoked());
+}
+
+TEST(BiasedLock, AForksChildRevokesABiasItInherited) {
+  // The child of a fork has only the forking thread; a second thread there revokes the bias
+  // the parent's thread held (membarrier in the child's own address space).
+  BiasedLock lock;
+  uint64_t counter = 0;
+  { std::lock_guard held(lock); }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::thread([&] {
+      std::lock_guard held(lock);
+      add_one(counter);
+    }).join();
+    { std::lock_guard held(lock); }
+    ::_exit(lock.revoked() && counter == 1 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died (signal " << WTERMSIG(status) << ")";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(lock.revoked(), !private_membarrier_ready()) << "the parent's lock is its own";
 }
 
 }  // namespace
