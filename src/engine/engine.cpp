@@ -183,6 +183,11 @@ void Engine::kick() {
   wake();
 }
 
+void Engine::busy_post() {
+  counters_.busy_posts.fetch_add(1, std::memory_order_relaxed);
+  kick();
+}
+
 bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
@@ -461,6 +466,7 @@ void Engine::run() {
     {
       std::lock_guard lock(device_.lock());
       did = step();
+      if (did) bump(counters_.engine_steps);
       blocked = device_.output_blocked();
       deadline = device_.next_deadline();
     }

@@ -59,6 +59,8 @@ struct EngineCounters {
   std::atomic<uint64_t> sleeps{0};    // times the thread went to sleep
   std::atomic<uint64_t> wakeups{0};   // doorbell rings sent by kick()/deliver()
   std::atomic<uint64_t> inline_steps{0};  // steps run by application threads
+  std::atomic<uint64_t> engine_steps{0};  // steps by the engine's thread that did something
+  std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked (approximate)
 };
 
 class Engine {
@@ -84,6 +86,8 @@ class Engine {
   void deliver(const rc::FrameAddr& from, wire::ByteSpan transport);
   // Work was posted: make sure a step runs soon.
   void kick();
+  // A post whose step found the device busy: kick(), counted.
+  void busy_post();
   // What a step is for. An application thread's step does what its caller waits for first
   // and leaves the rest to the next step (the latency of a ping-pong between two polling
   // processes is mostly cache lines crossing between the cores, so the order matters):

@@ -474,7 +474,7 @@ Status Context::destroy_qp(rc::Qp* qp) {
 void Context::after_post() {
   // Send now on this thread if the device is free (the lowest latency); else the engine, which
   // holds the device, sends it on its next step.
-  if (!engine_->post_inline()) engine_->kick();
+  if (!engine_->post_inline()) engine_->busy_post();
 }
 
 Status Context::post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
