@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "ipc/client.hpp"
@@ -122,6 +123,80 @@ TEST_P(Rc, SendRecvAcrossSizes) {
     EXPECT_EQ(swc[0].wr_id, 42u);
     EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + len, b.buffer.begin()));
     EXPECT_EQ(b.buffer[len], 0);
+  }
+}
+
+TEST_P(Rc, ThreadsSharingAQueuePairAndItsCqsGetEveryMessageExactlyOnce) {
+  // The post and poll locks are biased to the first thread that takes them (base/
+  // biased_lock.hpp). Here a second thread takes each of them while the first is still at
+  // work: two threads post SENDs on one QP, two post B's receives, two poll each CQ.
+  // Every message arrives once, intact, and every work request completes once.
+  constexpr uint32_t kPerThread = 1000;
+  constexpr uint32_t kTotal = 2 * kPerThread;
+  rc::Qp* sa = create_qp(a, QpType::kRc, 2 * kTotal);
+  rc::Qp* sb = create_qp(b, QpType::kRc, 2 * kTotal);
+  connect(sa, sb);
+  std::fill(b.buffer.begin(), b.buffer.begin() + 8 * kTotal, 0xFF);
+  auto post_receives = [&](uint32_t from) {
+    for (uint32_t i = from; i < from + kPerThread; ++i) ASSERT_TRUE(post_recv(b, sb, i, {b.sge(8 * i, 8)}).ok());
+  };
+  auto send = [&](uint32_t from) {
+    for (uint32_t i = from; i < from + kPerThread; ++i) {
+      const uint64_t payload = 0x5e00000000ull + i;
+      const Sge sg{reinterpret_cast<uint64_t>(&payload), 8, LKey()};
+      SendWr wr;
+      wr.wr_id = i;
+      wr.send_flags = send_flag::kSignaled | send_flag::kInline;
+      wr.sg_list = {&sg, 1};
+      ASSERT_TRUE(post_send(a, sa, wr).ok());
+    }
+  };
+  std::thread r1(post_receives, 0);
+  std::thread r2(post_receives, kPerThread);
+  r1.join();
+  r2.join();
+  // Two pollers per CQ, each keeping what it took.
+  auto poll_until = [](Side& s, Cq* cq, std::atomic<uint32_t>& taken, std::vector<WorkCompletion>& mine) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    WorkCompletion wc[16];
+    while (taken.load() < kTotal && std::chrono::steady_clock::now() < limit) {
+      const size_t n = s.ctx->poll_cq(cq, wc);
+      mine.insert(mine.end(), wc, wc + n);
+      taken += static_cast<uint32_t>(n);
+    }
+  };
+  std::atomic<uint32_t> received{0}, sent{0};
+  std::array<std::vector<WorkCompletion>, 4> got;
+  std::thread p1(poll_until, std::ref(b), b.rcq, std::ref(received), std::ref(got[0]));
+  std::thread p2(poll_until, std::ref(b), b.rcq, std::ref(received), std::ref(got[1]));
+  std::thread p3(poll_until, std::ref(a), a.scq, std::ref(sent), std::ref(got[2]));
+  std::thread p4(poll_until, std::ref(a), a.scq, std::ref(sent), std::ref(got[3]));
+  std::thread s1(send, 0);
+  std::thread s2(send, kPerThread);
+  for (std::thread* t : {&s1, &s2, &p1, &p2, &p3, &p4}) t->join();
+  ASSERT_EQ(received.load(), kTotal);
+  ASSERT_EQ(sent.load(), kTotal);
+  std::vector<bool> recv_seen(kTotal), send_seen(kTotal), payload_seen(kTotal);
+  for (int side = 0; side < 2; ++side)
+    for (int poller = 0; poller < 2; ++poller)
+      for (const WorkCompletion& c : got[static_cast<size_t>(2 * side + poller)]) {
+        ASSERT_EQ(c.status, WcStatus::kSuccess);
+        ASSERT_LT(c.wr_id, kTotal);
+        std::vector<bool>& seen = side == 0 ? recv_seen : send_seen;
+        ASSERT_FALSE(seen[c.wr_id]) << (side == 0 ? "receive " : "send ") << c.wr_id << " completed twice";
+        seen[c.wr_id] = true;
+        if (side == 0) {
+          ASSERT_EQ(c.byte_len, 8u);
+        }
+      }
+  for (uint32_t i = 0; i < kTotal; ++i) {
+    uint64_t v;
+    std::memcpy(&v, b.buffer.data() + 8 * i, 8);
+    ASSERT_EQ(v >> 32, 0x5eu) << "receive buffer " << i;
+    const uint64_t id = v & 0xFFFFFFFFu;
+    ASSERT_LT(id, kTotal);
+    ASSERT_FALSE(payload_seen[id]) << "message " << id << " arrived twice";
+    payload_seen[id] = true;
   }
 }
 
