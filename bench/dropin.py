@@ -15,8 +15,9 @@ same work:
              against `bench_verbs lat --size 2 --iters ITERS --perftest`: perftest's latency
              tests have a tx depth of 1, so every send is signaled and its completion (the
              peer's ACK) awaited before the reply, and its loop reposts a receive as soon as it
-             takes it, before the answer; --perftest makes the native program do the same. The native program's own way (a send signaled every 64th) is reported next
-             to it as information ("native_api_send_lat_own_way": no target).
+             takes it, before the answer; --perftest makes the native program do the same.
+             The native program's own way (a send signaled every 64th) is reported next to
+             it as information ("native_api_send_lat_own_way": no target).
   write lat  perftest `ib_write_lat -s 2 -n 2000` against `ib_send_lat` with the same
              arguments: informational ("target" and "met" null). ib_write_lat's application
              spins on memory, so each WRITE waits for its target's engine to be woken.
@@ -184,7 +185,8 @@ def main():
             lat_stat = ("perftest t_avg (one way) against the mean half round trip; p50: t_typical against the "
                         "median; values_p99: perftest's 99%")
             h.emit("dropin_ib_send_lat", size, "us", "lower", res["dropin"], [
-                ("native_api_send_lat_own_way", res["native_own"], {"program": "bench_verbs lat (a send signaled every 64th)"}),
+                ("native_api_send_lat_own_way", res["native_own"],
+                 {"program": "bench_verbs lat (a send signaled every 64th)"}),
             ], probes, {"iters": args.iters_lat, "target": None, "met": None, "values_p99": p99s(res["dropin"]),
                         "statistic": lat_stat})
             h.emit("dropin_ib_send_lat", size, "us", "lower", res["dropin"], [

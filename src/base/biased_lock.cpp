@@ -1,7 +1,5 @@
 #include "base/biased_lock.hpp"
 
-#include <thread>
-
 #include "base/membarrier.hpp"
 
 namespace softib {
@@ -25,15 +23,7 @@ void BiasedLock::lock_slow() {
   revoked_.store(true, std::memory_order_relaxed);
   private_membarrier();
   // The owner's critical section, if it is in one, ends with a release of this flag.
-  for (int spins = 0; owner_holds_.load(std::memory_order_acquire); ++spins) {
-    if (spins % 64 == 63) {
-      std::this_thread::yield();  // an owner preempted mid-section gets the CPU back
-    } else {
-#if defined(__x86_64__)
-      __builtin_ia32_pause();
-#endif
-    }
-  }
+  for (int spins = 0; owner_holds_.load(std::memory_order_acquire);) spin_wait(spins);
 }
 
 }  // namespace softib

@@ -6,8 +6,9 @@
 // for every earlier store to leave the store buffer. Measured with bench_verbs selflat (both
 // ends of an 8-byte ping-pong in one thread, so no cross-core waits; six interleaved runs
 // each): median 0.207 -> 0.199 us per message; bench_verbs lat between two processes, 16
-// interleaved near pairs: median 0.171 -> 0.167 us. (rdma-core's mlx5 skips these locks only when told the QP or CQ is
-// single-threaded: a thread domain, IBV_CREATE_CQ_ATTR_SINGLE_THREADED. This needs no telling.)
+// interleaved near pairs: median 0.171 -> 0.167 us. (rdma-core's mlx5 skips these locks
+// only when told the QP or CQ is single-threaded: a thread domain,
+// IBV_CREATE_CQ_ATTR_SINGLE_THREADED. This needs no telling.)
 //
 // The first thread to lock becomes the owner. Its lock() stores a flag, orders it before
 // its look at `revoked_` for the compiler only, and is in. Any other thread revokes the bias

@@ -23,8 +23,9 @@ void private_membarrier() {
   if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0) return;
   // EPERM: this process is not registered (any more: a kernel that does not carry the
   // registration into a fork's child). Register and ask again; anything else is a bug.
-  const long r = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 ? membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) : -1;
-  SOFTIB_ASSERT_MSG(r == 0, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
+  const bool ok = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+                  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0;
+  SOFTIB_ASSERT_MSG(ok, "membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration");
 }
 
 }  // namespace softib

@@ -10,21 +10,24 @@
 
 namespace softib {
 
+// One wait of a spin loop: a pause, and every 64th time a yield instead, so that a holder
+// preempted on an oversubscribed machine gets the CPU back. `spins` counts the waits.
+inline void spin_wait(int& spins) {
+  if (++spins % 64 == 0) {
+    std::this_thread::yield();
+  } else {
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 class SpinLock {
  public:
   void lock() {
-    for (int spins = 0;; ++spins) {
+    for (int spins = 0;;) {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) {
-          std::this_thread::yield();
-          spins = 0;
-        } else {
-#if defined(__x86_64__)
-          __builtin_ia32_pause();
-#endif
-        }
-      }
+      while (locked_.load(std::memory_order_relaxed)) spin_wait(spins);
     }
   }
   bool try_lock() { return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire); }

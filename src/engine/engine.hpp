@@ -60,7 +60,7 @@ struct EngineCounters {
   std::atomic<uint64_t> wakeups{0};   // doorbell rings sent by kick()/deliver()
   std::atomic<uint64_t> inline_steps{0};  // steps run by application threads
   std::atomic<uint64_t> engine_steps{0};  // steps by the engine's thread that did something
-  std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked (approximate)
+  std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked
 };
 
 class Engine {

@@ -2,7 +2,6 @@
 
 #include <linux/membarrier.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 

@@ -7,8 +7,8 @@
 // Thread: posters serialise on the queue's post lock, taken once for a whole post list
 // (lock_posts(), as rdma-core's providers take their queue lock once per ibv_post_send
 // chain). It is a BiasedLock: a queue posted to from one thread only costs that thread no
-// atomic instruction. The transport consumes under the device's progress lock (WorkRing explains the
-// hand-over).
+// atomic instruction. The transport consumes under the device's progress lock (WorkRing
+// explains the hand-over).
 #pragma once
 
 #include <cstdint>

@@ -2,10 +2,8 @@
 // memory through softibd: the same suite on both. RC (every operation, RNR, error completions
 // and the flush that follows), UC, UD (address handles, the GRH area, Q_Keys), SRQs,
 // completion channels (real, pollable fds; solicited-only), CQ overrun, asynchronous events,
-// and one-sided operations that complete while the target does nothing.
+// and threads sharing a QP and its CQs. The engine and its lease: lease_suite_test.cpp.
 #include <arpa/inet.h>
-#include <poll.h>
-#include <sched.h>
 #include <sys/epoll.h>
 
 #include <array>
@@ -17,85 +15,10 @@
 #include "ipc/client.hpp"
 #include "link/shm_inbox.hpp"
 #include "link/shm_link.hpp"
-#include "verbs/fixture.hpp"
+#include "verbs/rc_suite.hpp"
 
 namespace softib::testing {
 namespace {
-
-// A lease far longer than polls take (link::kLeaseMaxNs), for tests that must tell "ended
-// early" from "ran out".
-constexpr uint64_t kTestLeaseNs = 1'000'000'000;
-
-class Rc : public VerbsSuite {
- protected:
-  void SetUp() override {
-    VerbsSuite::SetUp();
-    if (HasFatalFailure()) return;
-    qa = create_qp(a, QpType::kRc);
-    qb = create_qp(b, QpType::kRc);
-    connect(qa, qb);
-  }
-  rc::Qp* qa = nullptr;
-  rc::Qp* qb = nullptr;
-
-  // A QP of B whose receive CQ reports to a completion channel, connected to a new QP of A.
-  struct Channelled {
-    provider::CompChannel* ch = nullptr;
-    Cq* cq = nullptr;
-    rc::Qp* q = nullptr;  // A's
-    rc::Qp* p = nullptr;  // B's
-  };
-  // An 8-byte SEND from A's QP of `c` to B's.
-  Status send_8_bytes(const Channelled& c, uint32_t flags = 0) {
-    const Sge s = a.sge(0, 8);
-    SendWr wr;
-    wr.sg_list = {&s, 1};
-    wr.send_flags = flags;
-    return post_send(a, c.q, wr);
-  }
-  void channelled(Channelled& c) {
-    auto ch = b.ctx->create_comp_channel();
-    ASSERT_TRUE(ch.ok());
-    auto cq = b.ctx->create_cq(64, nullptr, *ch);
-    ASSERT_TRUE(cq.ok());
-    c.ch = *ch;
-    c.cq = *cq;
-    c.q = create_qp(a, QpType::kRc);
-    QpInitAttr init;
-    init.cap = {16, 16, 1, 1, 0};
-    c.p = *b.ctx->create_qp(b.pd, b.scq, c.cq, nullptr, init, nullptr);
-    connect_one(a, c.q, b, c.p);
-    connect_one(b, c.p, a, c.q);
-  }
-  // B's application polls `cq` (empty) for 20 ms, so its lease stretches to its longest and
-  // its engine sleeps, then takes a lease of a second as such polls do (a 5 ms one may have
-  // run out before the test looks, on a loaded machine) and makes no call. B's link, or
-  // nullptr on the loopback link (no lease there).
-  const link::ShmLink* hold_lease_then_stop(Cq* cq) {
-    std::array<WorkCompletion, 4> wc;
-    const auto t0 = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) EXPECT_EQ(b.ctx->poll_cq(cq, wc), 0u);
-    const link::ShmLink* shm = b.ctx->shm_link();
-    if (shm != nullptr) {
-      shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
-      EXPECT_GT(shm->inbox().lease_until(), link::monotonic_ns()) << "B holds the lease";
-    }
-    return shm;
-  }
-};
-
-// An epoll set watching `fd` for input (the caller closes it), or -1 when epoll refuses the
-// fd (a completion channel's is a real fd, as libibverbs' are).
-int epoll_on(int fd) {
-  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  if (ep >= 0 && ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    ::close(ep);
-    return -1;
-  }
-  return ep;
-}
 
 TEST_P(Rc, SendRecvAcrossSizes) {
   for (uint32_t len : {0u, 1u, 1023u, 1024u, 1025u, 65536u, 1000001u}) {
@@ -275,162 +198,6 @@ TEST_P(Rc, WriteReadAndWriteWithImmOfAMebibyte) {
   EXPECT_EQ(reap(a, a.scq, 1).size(), 1u);
 }
 
-TEST_P(Rc, OneSidedOperationsCompleteWhileTheTargetDoesNothing) {
-  // B's application makes no call at all from here on: only its engine may act.
-  fill_pattern(a.buffer, 0, 300000, 21);
-  fill_pattern(b.buffer, 1 << 20, 300000, 22);
-  const Sge w = a.sge(0, 300000);
-  const Sge r = a.sge(1 << 21, 300000);
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, w, b.addr(0), b.mr->rkey, 1)).ok());
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaRead, r, b.addr(1 << 20), b.mr->rkey, 2)).ok());
-  // A waits without polling either, so both engines carry it.
-  ASSERT_TRUE(wait_queued(a.scq, 2));
-  auto wc = reap(a, a.scq, 2);
-  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-  EXPECT_EQ(wc[1].status, WcStatus::kSuccess);
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 300000, b.buffer.begin()));
-  EXPECT_TRUE(std::equal(b.buffer.begin() + (1 << 20), b.buffer.begin() + (1 << 20) + 300000,
-                         a.buffer.begin() + (1 << 21)));
-}
-
-// B's application polled a moment ago (it holds its inbox's lease, so B's engine sleeps and
-// senders do not ring) and then stopped reading, as one that spins on memory for an RDMA
-// WRITE does (perftest's ib_write_lat). A, polling for the WRITE's completion, finds its frame
-// unread and rings B's engine (ShmLink::wake_stalled): the WRITE is served long before B's
-// lease runs out. Before, B's engine slept the lease out (ib_write_lat: 0.7 ms typical).
-TEST_P(Rc, AWriteIsServedWhileItsTargetHoldsTheLeaseButStoppedReading) {
-  const link::ShmLink* shm = hold_lease_then_stop(b.rcq);
-  if (HasFailure()) return;
-  const uint64_t lease_end = shm != nullptr ? shm->inbox().lease_until() : 0;
-  std::array<WorkCompletion, 4> wc;
-  fill_pattern(a.buffer, 0, 4096, 23);
-  const Sge s = a.sge(0, 4096);
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(8192), b.mr->rkey, 1)).ok());
-  size_t got = 0;
-  while (got == 0) got = a.ctx->poll_cq(a.scq, wc);  // A polls; B makes no call
-  const uint64_t done = link::monotonic_ns();
-  ASSERT_EQ(got, 1u);
-  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 4096, b.buffer.begin() + 8192));
-  if (shm != nullptr) {
-    EXPECT_LT(done, lease_end) << "served before B's lease ran out";
-    EXPECT_GE(a.ctx->shm_link()->counters().stall_rings, 1u);
-    // B's last poll found nothing: it polls on as far as A can tell, so A waited for the
-    // longer look, not the one for an application that left with its completions.
-    EXPECT_FALSE(shm->inbox().away());
-    EXPECT_EQ(a.ctx->shm_link()->counters().away_rings, 0u);
-  }
-}
-
-// perftest's ib_write_lat: each side's last poll finds its completion, and then it spins on
-// memory for the peer's WRITE, holding the lease and reading nothing. Its peer, polling for
-// its own completion, rings it as away (after ~5 us rather than ~100 us): for an ACK its last
-// poll's step held back for a next step that never comes (rc::Device::AckPolicy), which the
-// ~100 us look would never ring for (nothing is left unread), and for a request it left
-// unread.
-TEST_P(Rc, ATargetThatLeftWithItsCompletionIsRungAsAwayForItsHeldAckAndItsRequests) {
-  const link::ShmLink* shm = hold_lease_then_stop(b.rcq);  // B's engine sleeps under B's lease
-  if (HasFailure()) return;
-  std::array<WorkCompletion, 4> wc;
-  ASSERT_TRUE(post_recv(b, qb, 7, {b.sge(0, 64)}).ok());
-  SendWr wr;
-  wr.wr_id = 1;
-  wr.send_flags = send_flag::kSignaled;
-  const Sge s8 = a.sge(0, 8);
-  wr.sg_list = {&s8, 1};
-  ASSERT_TRUE(post_send(a, qa, wr).ok());
-  // B's poll takes the SEND (its engine sleeps) and holds the ACK (the QP's timeout is 14);
-  // B then makes no call.
-  size_t got = 0;
-  while (got == 0) got = b.ctx->poll_cq(b.rcq, wc);
-  ASSERT_EQ(got, 1u);
-  uint64_t lease_end = 0;
-  uint64_t sleeps = 0;
-  if (shm != nullptr) {
-    shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
-    lease_end = shm->inbox().lease_until();
-    EXPECT_TRUE(shm->inbox().away()) << "B's last poll found a completion";
-    sleeps = b.ctx->engine().counters().sleeps.load();
-  }
-  got = 0;
-  while (got == 0) got = a.ctx->poll_cq(a.scq, wc);  // A polls; B makes no call
-  ASSERT_EQ(got, 1u);
-  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-  EXPECT_EQ(wc[0].wr_id, 1u);
-  if (shm != nullptr) {
-    EXPECT_LT(link::monotonic_ns(), lease_end) << "the held ACK came before B's lease ran out";
-    EXPECT_EQ(a.ctx->shm_link()->counters().away_rings, 1u);
-    // B's rung engine stepped (sending the ACK) and sleeps again under the lease: it takes
-    // nothing more unless rung.
-    while (b.ctx->engine().counters().sleeps.load() <= sleeps) std::this_thread::yield();
-  }
-
-  fill_pattern(a.buffer, 0, 4096, 29);
-  const Sge s = a.sge(0, 4096);
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(8192), b.mr->rkey, 2)).ok());
-  got = 0;
-  while (got == 0) got = a.ctx->poll_cq(a.scq, wc);
-  ASSERT_EQ(got, 1u);
-  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-  EXPECT_EQ(wc[0].wr_id, 2u);
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 4096, b.buffer.begin() + 8192));
-  if (shm != nullptr) {
-    EXPECT_LT(link::monotonic_ns(), lease_end) << "served before B's lease ran out";
-    EXPECT_TRUE(shm->inbox().away());
-    EXPECT_GE(a.ctx->shm_link()->counters().away_rings, 2u) << "the WRITE left unread: rung as away again";
-  }
-}
-
-// An engine about to sleep under its application's lease keeps off the CPU where that
-// application last polled: rung while the application spins there (ib_write_lat), it would
-// queue behind it for up to a scheduler slice; elsewhere the poller that rang it yields.
-// Once no lease is in force, it may run anywhere again.
-TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpuAndNoLongerOnceItEnds) {
-  if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "no lease without the shared-memory link";
-  cpu_set_t allowed;
-  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere else to go";
-  std::array<WorkCompletion, 4> wc;
-  cpu_set_t polled_on;
-  CPU_ZERO(&polled_on);
-  // B polls (the lease, its refreshes record the CPU) until its engine, asleep under the
-  // lease, has left one CPU this thread polled on.
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  std::optional<cpu_set_t> engine;
-  for (;;) {
-    EXPECT_EQ(b.ctx->poll_cq(b.rcq, wc), 0u);
-    if (const int cpu = ::sched_getcpu(); cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &polled_on);
-    engine = b.ctx->engine().thread_cpus();
-    ASSERT_TRUE(engine.has_value());
-    if (CPU_COUNT(&*engine) == CPU_COUNT(&allowed) - 1) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), limit) << "the engine still may run on every CPU";
-  }
-  cpu_set_t left;
-  CPU_XOR(&left, &allowed, &*engine);
-  ASSERT_EQ(CPU_COUNT(&left), 1);
-  cpu_set_t both;
-  CPU_AND(&both, &left, &polled_on);
-  EXPECT_EQ(CPU_COUNT(&both), 1) << "the CPU it left is one this thread polled on";
-  // And it still works: a WRITE that B's engine serves while B makes no call.
-  fill_pattern(a.buffer, 0, 512, 31);
-  const Sge s = a.sge(0, 512);
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 3)).ok());
-  auto swc = reap(a, a.scq, 1);
-  ASSERT_EQ(swc.size(), 1u);
-  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
-  // B stops polling (as before blocking for an event): with no lease in force, the engine is
-  // the one doing the work, on any CPU again.
-  b.ctx->engine().release_lease();
-  for (;;) {
-    engine = b.ctx->engine().thread_cpus();
-    ASSERT_TRUE(engine.has_value());
-    if (CPU_EQUAL(&*engine, &allowed)) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), limit + std::chrono::seconds(10)) << "the engine stays kept off";
-    std::this_thread::yield();
-  }
-}
-
 TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {
   // Two QPs from A and one from B itself hammer the same counter at B.
   rc::Qp* qa2 = create_qp(a, QpType::kRc);
@@ -591,35 +358,6 @@ TEST_P(Rc, CompletionChannelsArePollableFds) {
   EXPECT_EQ(*got, cq);
   ::close(ep);
   EXPECT_EQ(b.ctx->destroy_comp_channel(ch).to_errno(), EBUSY) << "the CQ still uses it";
-}
-
-// A program that polled for a while and then waits for its CQ's event on the channel's fd
-// (epoll, as event loops do, rather than blocking in get_cq_event): arming the CQ hands the
-// device over to the engine at once. Before, the engine slept on until the lease that the
-// polls took ran out, and the event came 4-5 ms after the send (shm, RoCE).
-TEST_P(Rc, AnArmedCqsEventDoesNotWaitForTheLease) {
-  Channelled c;
-  channelled(c);
-  if (HasFatalFailure()) return;
-  auto& [ch, cq, q, p] = c;
-  ASSERT_TRUE(post_recv(b, p, 1, {b.sge(0, 64)}).ok());
-  const link::ShmLink* shm = hold_lease_then_stop(cq);
-  if (HasFailure()) return;
-  std::array<WorkCompletion, 4> wc;
-  ASSERT_TRUE(b.ctx->req_notify_cq(cq, false).ok());
-  if (shm != nullptr) {
-    EXPECT_LE(shm->inbox().lease_until(), link::monotonic_ns()) << "arming the CQ hands over to the engine";
-  }
-  const int ep = epoll_on(ch->fd());
-  ASSERT_GE(ep, 0) << "a real fd, as libibverbs' channels are";
-  epoll_event ev{};
-  ASSERT_TRUE(send_8_bytes(c).ok());
-  EXPECT_EQ(::epoll_wait(ep, &ev, 1, 20000), 1) << "the engine delivers the completion and its event";
-  ::close(ep);
-  auto got = b.ctx->get_cq_event(ch);
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(*got, cq);
-  EXPECT_EQ(b.ctx->poll_cq(cq, wc), 1u);
 }
 
 // ---- UC ----

@@ -1,0 +1,93 @@
+// The Rc fixture of the verbs suite (verbs_suite_test.cpp, lease_suite_test.cpp: one binary,
+// instantiated over every link there): two contexts with a connected RC QP pair, and the
+// helpers the completion-channel and lease tests share.
+#pragma once
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+
+#include "link/shm_inbox.hpp"
+#include "link/shm_link.hpp"
+#include "verbs/fixture.hpp"
+
+namespace softib::testing {
+
+// A lease far longer than polls take (link::kLeaseMaxNs), for tests that must tell "ended
+// early" from "ran out".
+constexpr uint64_t kTestLeaseNs = 1'000'000'000;
+
+class Rc : public VerbsSuite {
+ protected:
+  void SetUp() override {
+    VerbsSuite::SetUp();
+    if (HasFatalFailure()) return;
+    qa = create_qp(a, QpType::kRc);
+    qb = create_qp(b, QpType::kRc);
+    connect(qa, qb);
+  }
+  rc::Qp* qa = nullptr;
+  rc::Qp* qb = nullptr;
+
+  // A QP of B whose receive CQ reports to a completion channel, connected to a new QP of A.
+  struct Channelled {
+    provider::CompChannel* ch = nullptr;
+    Cq* cq = nullptr;
+    rc::Qp* q = nullptr;  // A's
+    rc::Qp* p = nullptr;  // B's
+  };
+  // An 8-byte SEND from A's QP of `c` to B's.
+  Status send_8_bytes(const Channelled& c, uint32_t flags = 0) {
+    const Sge s = a.sge(0, 8);
+    SendWr wr;
+    wr.sg_list = {&s, 1};
+    wr.send_flags = flags;
+    return post_send(a, c.q, wr);
+  }
+  void channelled(Channelled& c) {
+    auto ch = b.ctx->create_comp_channel();
+    ASSERT_TRUE(ch.ok());
+    auto cq = b.ctx->create_cq(64, nullptr, *ch);
+    ASSERT_TRUE(cq.ok());
+    c.ch = *ch;
+    c.cq = *cq;
+    c.q = create_qp(a, QpType::kRc);
+    QpInitAttr init;
+    init.cap = {16, 16, 1, 1, 0};
+    c.p = *b.ctx->create_qp(b.pd, b.scq, c.cq, nullptr, init, nullptr);
+    connect_one(a, c.q, b, c.p);
+    connect_one(b, c.p, a, c.q);
+  }
+  // B's application polls `cq` (empty) for 20 ms, so its lease stretches to its longest and
+  // its engine sleeps, then takes a lease of a second as such polls do (a 5 ms one may have
+  // run out before the test looks, on a loaded machine) and makes no call. B's link, or
+  // nullptr on the loopback link (no lease there).
+  const link::ShmLink* hold_lease_then_stop(Cq* cq) {
+    std::array<WorkCompletion, 4> wc;
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(20)) EXPECT_EQ(b.ctx->poll_cq(cq, wc), 0u);
+    const link::ShmLink* shm = b.ctx->shm_link();
+    if (shm != nullptr) {
+      shm->inbox().take_lease(link::monotonic_ns(), kTestLeaseNs);
+      EXPECT_GT(shm->inbox().lease_until(), link::monotonic_ns()) << "B holds the lease";
+    }
+    return shm;
+  }
+};
+
+// An epoll set watching `fd` for input (the caller closes it), or -1 when epoll refuses the
+// fd (a completion channel's is a real fd, as libibverbs' are).
+inline int epoll_on(int fd) {
+  const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  if (ep >= 0 && ::epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    ::close(ep);
+    return -1;
+  }
+  return ep;
+}
+
+}  // namespace softib::testing
