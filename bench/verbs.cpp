@@ -11,6 +11,9 @@
 //   bench_verbs selflat --size 8 --iters N     the ping-pong with both sides in one thread
 //   bench_verbs emptypoll --iters N            a poll of an empty CQ (one side, no peer)
 //
+// lat and selflat take --idle-qps N: N more RC QPs on each side, in RTS and idle (a server's
+// other connections), which should cost the ping-pong nothing (rc::Device::activate).
+//
 // Each prints one JSON line. The anchors (UCX, libfabric, the cache-line ping-pong) are run
 // next to it by bench/datapath.py. The fabric is a private softibd started from the build
 // tree (../bin/softibd next to this binary) unless --socket names one; the parent process is
@@ -46,6 +49,7 @@ struct Args {
   std::string socket;
   bool pin = false;
   bool perftest = false;  // lat: perftest's ib_send_lat loop (see latency())
+  uint32_t idle_qps = 0;  // lat, selflat: more RC QPs on each side, in RTS, that carry nothing
 };
 
 struct Peer {
@@ -58,7 +62,7 @@ struct Peer {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
-               "[--socket PATH] [--pin] [--perftest]\n");
+               "[--socket PATH] [--pin] [--perftest] [--idle-qps N]\n");
   std::exit(2);
 }
 
@@ -79,6 +83,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--socket") a.socket = next();
     else if (k == "--pin") a.pin = true;
     else if (k == "--perftest") a.perftest = true;
+    else if (k == "--idle-qps") a.idle_qps = static_cast<uint32_t>(std::stoul(next()));
     else usage();
   }
   if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate" && a.mode != "selflat" && a.mode != "emptypoll") usage();
@@ -127,12 +132,23 @@ struct Side {
     return Peer{ctx.query_port(1).port.lid, qp.qp_num(), mr.rkey(),
                 reinterpret_cast<uint64_t>(buf.data())};
   }
-  void connect(const Peer& p) {
+  void connect(const Peer& p) { connect_qp(qp, p); }
+  // `n` more RC QPs, each connected to itself and idle: a server's other connections. A step
+  // of the device should cost the same with them as without (rc::Device::activate).
+  void add_idle(uint32_t n) {
+    QpInitAttr small = init();
+    small.cap = {16, 16, 1, 1, 64};
+    for (uint32_t i = 0; i < n; ++i) {
+      QueuePair& q = idle.emplace_back(pd.create_qp(small, scq, rcq));
+      connect_qp(q, Peer{ctx.query_port(1).port.lid, q.qp_num(), 0, 0});
+    }
+  }
+  void connect_qp(QueuePair& q, const Peer& p) {
     QpAttr a;
     a.qp_state = QpState::kInit;
     a.port_num = 1;
     a.qp_access_flags = access::kRemoteWrite | access::kRemoteRead;
-    qp.modify(a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags);
+    q.modify(a, attr::kState | attr::kPkeyIndex | attr::kPort | attr::kAccessFlags);
     a = {};
     a.qp_state = QpState::kRtr;
     a.path_mtu = static_cast<Mtu>(ctx.query_port(1).port.active_mtu);  // as perftest: the port's MTU
@@ -142,7 +158,7 @@ struct Side {
     a.ah_attr.port_num = 1;
     a.max_dest_rd_atomic = 16;
     a.min_rnr_timer = 1;
-    qp.modify(a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn | attr::kMaxDestRdAtomic |
+    q.modify(a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn | attr::kMaxDestRdAtomic |
                      attr::kMinRnrTimer);
     a = {};
     a.qp_state = QpState::kRts;
@@ -151,7 +167,7 @@ struct Side {
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 16;
-    qp.modify(a, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry | attr::kMaxQpRdAtomic);
+    q.modify(a, attr::kState | attr::kSqPsn | attr::kTimeout | attr::kRetryCnt | attr::kRnrRetry | attr::kMaxQpRdAtomic);
   }
   void post_recv(uint64_t id, uint32_t len) {
     const Sge s = mr.sge(0, len);
@@ -189,6 +205,7 @@ struct Side {
   std::vector<uint8_t> buf;
   MemoryRegion mr;
   QueuePair qp;
+  std::vector<QueuePair> idle;  // add_idle: destroyed first
 };
 
 constexpr uint32_t kPrepost = 512;
@@ -455,9 +472,11 @@ int main(int argc, char** argv) {
     Side x(o, 0, bytes), y(o, 1, bytes);
     x.connect(y.me());
     y.connect(x.me());
+    x.add_idle(a.idle_qps);
+    y.add_idle(a.idle_qps);
     const double us = self_latency(x, y, a);
-    fmt::print("{{\"bench\":\"verbs_rc_send_selflat\",\"size\":{},\"half_rtt_us\":{:.4f},\"iters\":{}}}\n", a.size, us,
-               a.iters);
+    fmt::print("{{\"bench\":\"verbs_rc_send_selflat\",\"size\":{},\"half_rtt_us\":{:.4f},\"iters\":{},\"idle_qps\":{}}}\n",
+               a.size, us, a.iters, a.idle_qps);
     return 0;
   }
   int sv[2];
@@ -473,6 +492,7 @@ int main(int argc, char** argv) {
       write_all(sv[1], &me, sizeof me);
       read_all(sv[1], &peer, sizeof peer);
       s.connect(peer);
+      s.add_idle(a.idle_qps);
       char c = 0;
       write_all(sv[1], &c, 1);  // connected
       if (a.mode == "lat") latency(s, false, a, sv[1]);
@@ -490,14 +510,15 @@ int main(int argc, char** argv) {
     read_all(sv[0], &peer, sizeof peer);
     write_all(sv[0], &me, sizeof me);
     s.connect(peer);
+    s.add_idle(a.idle_qps);
     char c = 0;
     read_all(sv[0], &c, 1);
     if (a.mode == "lat") {
       const Latency l = latency(s, true, a, sv[0]);
       value = l.mean_us;
       fmt::print("{{\"bench\":\"verbs_rc_send_lat\",\"size\":{},\"half_rtt_us\":{:.4f},\"half_rtt_us_p50\":{:.4f},"
-                 "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"iters\":{}}}\n",
-                 a.size, value, l.p50_us, l.p99_us, l.p999_us, a.iters);
+                 "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"iters\":{},\"idle_qps\":{}}}\n",
+                 a.size, value, l.p50_us, l.p99_us, l.p999_us, a.iters, a.idle_qps);
     } else if (a.mode == "bw") {
       value = bandwidth(s, peer, a);
       fmt::print("{{\"bench\":\"verbs_rc_{}_bw\",\"size\":{},\"MBps\":{:.1f},\"iters\":{}}}\n", a.op, a.size, value, a.iters);

@@ -265,9 +265,10 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   return did;
 }
 
-bool Engine::post_inline() {
+bool Engine::post_inline(rc::Qp& posted) {
   // The step first (a reply goes out now), the lease after it.
-  const bool ran = try_progress(StepKind::kPost);
+  const bool ran = try_progress(StepKind::kPost, nullptr, 0, &posted);
+  if (!ran) device_.queue_posted(posted);
   touch_after_step(ran);
   return ran;
 }
@@ -280,9 +281,10 @@ void Engine::touch_sometimes() {
   if (n % kTouchEvery == 0) touch();
 }
 
-bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want) {
+bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want, rc::Qp* posted) {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
+  if (posted != nullptr) device_.activate(*posted);
   bump(counters_.inline_steps);
   step(kind, cq, want);
   if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) {

@@ -99,13 +99,18 @@ class Engine {
   //            then the waiting frames, then progress again (their ACKs go at once)
   enum class StepKind : uint8_t { kEngine, kPoll, kPost };
   // One device step now, if nobody else is running one. Returns whether it ran.
-  bool try_progress(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
+  // `posted`: a QP this thread just posted to, made active under the lock before the step
+  // (rc::Device::activate: another thread's step may have dropped it before the new WQE).
+  bool try_progress(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0,
+                    rc::Qp* posted = nullptr);
   // An application thread polls `cq` for up to `want` completions and found it empty: it
   // takes the inbox lease so the engine stays asleep, then runs a kPoll step if it can.
   bool poll_inline(const verbs::Cq* cq = nullptr, size_t want = 0);
-  // An application thread posted work: the same lease (the thread is busy in the library),
-  // and a kPost step now if the device is free.
-  bool post_inline();
+  // An application thread posted work to `posted`: the same lease (the thread is busy in the
+  // library), and a kPost step now if the device is free. If it is not, the QP is queued for
+  // the holder's walk or the next step (rc::Device::queue_posted) and false returned: the
+  // caller then kicks the engine (busy_post).
+  bool post_inline(rc::Qp& posted);
   // An application thread is active in the library (a poll that found completions): keeps
   // the lease. Cheap: the lease's shared line is written at most every few microseconds.
   // Returns the time-stamp ticks it read.

@@ -120,13 +120,13 @@ void Device::ack_up_to(Qp& qp, Psn psn) {
 // it. Anything else returns false having changed nothing: NAKs, RNR NAKs, stale and
 // malformed ACKs, other opcodes stay the general path's. tests/protocol/rc_fast_path_test.cpp
 // holds the two to the same results.
-bool Device::receive_ack(wire::ByteSpan t) {
+bool Device::receive_ack(wire::ByteSpan t, Qp* frame_qp) {
   if (t.size() != wire::Bth::kLen + wire::Aeth::kLen) return false;
   const uint8_t* p = t.data();
   if (p[0] != static_cast<uint8_t>(packet::Opcode::kRcAcknowledge)) return false;
   if ((p[1] & 0x3F) != 0) return false;              // TVer 0, PadCnt 0 (no payload)
   if ((p[wire::Bth::kLen] & 0xE0) != 0) return false;  // the ACK kind (IBA 9.3.5 table 42)
-  Qp* qp = fast_path_qp(p);
+  Qp* qp = fast_path_qp(frame_qp, p);
   if (qp == nullptr) return false;
   using verbs::QpState;
   if (qp->state_ != QpState::kRts && qp->state_ != QpState::kSqd && qp->state_ != QpState::kSqe) return false;

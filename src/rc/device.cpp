@@ -157,6 +157,7 @@ Qp* Device::find_qp(Qpn qpn) const {
 Status Device::destroy_qp(Qp* qp) {
   if (qp == nullptr || find_qp(qp->qpn()) != qp) return Status(Code::kInvalidArgument, "destroy_qp: no such QP");
   flush_acks(*qp);  // one held back by an application step (AckPolicy) goes out first
+  deactivate(qp);
   if (last_qp_ == qp) last_qp_ = nullptr;
   if (ack_qp_ == qp) {
     ack_qp_ = nullptr;
@@ -226,6 +227,7 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   }
   if (to != QpState::kSqd) qp->req_.draining = false;
   if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr) qp->req_.next_psn = qp->req_.una = a.sq_psn;
+  activate(*qp);  // a new state may let it send (SQD -> RTS), drain or flush
   return Status();
 }
 
@@ -249,6 +251,7 @@ void Device::to_error(Qp& qp) {
   qp.attr_.qp_state = QpState::kError;
   qp.req_.ack_timer = qp.req_.rnr_wait = false;
   qp.flush_pending_ = true;
+  activate(qp);
 }
 
 // IBA 10.3.1 (Error state): every outstanding and newly posted WR completes with a flush
@@ -286,8 +289,18 @@ void Device::flush(Qp& qp) {
 
 // ---- posts ----
 
-Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
+Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad, PostNotice notice) {
   const QpState st = qp->state_;
+  // After the WQEs are published (declared before `held`, so it runs after the post lock is
+  // released): the QP is queued for progress() unless the caller makes it active itself.
+  struct Queue {
+    Device& d;
+    Qp& qp;
+    bool queue;
+    ~Queue() {
+      if (queue) d.queue_posted(qp);
+    }
+  } queue{*this, *qp, notice == PostNotice::kQueue};
   const auto held = qp->sq_.lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
@@ -319,6 +332,14 @@ Status Device::post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad
   *bad = 0;
   if (wrs.empty()) return Status();
   if (!qp->rq_) return Status(Code::kInvalidArgument, "post_recv: the QP takes its receive WQEs from an SRQ");
+  // A QP in Error flushes what is posted to it (IBA 10.3.1): progress() must visit it.
+  struct Queue {
+    Device& d;
+    Qp& qp;
+    ~Queue() {
+      if (qp.state_ == QpState::kError) d.queue_posted(qp);
+    }
+  } queue{*this, *qp};
   const auto held = qp->rq_->lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
@@ -441,50 +462,101 @@ bool Device::progress(AckPolicy acks, Timers timers) {
   owed_ = false;
   ack_qp_ = nullptr;
   holds_acks_ = false;
-  for (auto& [n, qp_ptr] : qps_) {
-    Qp& qp = *qp_ptr;
-    if (qp.flush_pending_) {
-      flush(qp);
-      did = true;
-    }
-    if (!qp.resp_.out.empty() && pump_output(qp)) did = true;
-    // An ACK that is not held goes ahead of the requests posted since: a device acknowledges a
-    // request as it takes it, before the application hears of it and answers, so a program
-    // that waits on one channel for the send's event and then for the reply's (perftest 4.5
-    // ib_send_lat -e) gets them in that order. The engine's step used to send a request that
-    // the woken application posted while the step was still taking frames ahead of the ACK,
-    // and the program's next event was the reply's: it read an empty CQ and failed (suite test
-    // AnAckGoesAheadOfRequestsPostedAfterItsRequestArrived; compat ib_send_lat_events).
-    if (qp.resp_.ack_pending &&
-        !(acks == AckPolicy::kHoldOneStep && (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))) {
-      flush_acks(qp);
-      did = true;
-    }
-    if (timers == Timers::kRun && (qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
-    if ((qp.state_ == QpState::kRts || (qp.state_ == QpState::kSqd && qp.req_.send_started)) && run_requester(qp))
-      did = true;
-    if (qp.req_.draining && qp.req_.send_pos == qp.sq_.ring().head() && !qp.req_.send_started) {
-      qp.req_.draining = false;
-      if (qp.req_.drain_notify) async({verbs::AsyncEventType::kSqDrained, nullptr, &qp});
-      did = true;
-    }
-    if (qp.resp_.ack_pending) {
-      // Held (AckPolicy): this step's ACK waits for the next step; one held by the last step
-      // goes now, behind the answer this step sent.
-      if (!qp.resp_.ack_held) {
-        qp.resp_.ack_held = true;
-        holds_acks_ = true;
-      } else {
-        flush_acks(qp);
+  // The active QPs, then those posted to by threads that could not take the lock (since the
+  // last progress(), or during this walk).
+  size_t i = 0;
+  do {
+    while (i < active_.size()) {
+      Qp& qp = *active_[i];
+      ++counters_.qp_visits;
+      if (visit(qp, acks, timers)) did = true;
+      if (wants_progress(qp)) {
+        ++i;
+        continue;
       }
-      did = true;
+      // Nothing left for progress(): a frame, a post or a modify makes it active again.
+      qp.active_ = false;
+      active_[i] = active_.back();
+      active_.pop_back();
     }
-    if (qp.flush_pending_) {
-      flush(qp);
-      did = true;
+  } while (adopt_posted());
+  return did;
+}
+
+bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
+  bool did = false;
+  if (qp.flush_pending_) {
+    flush(qp);
+    did = true;
+  }
+  if (!qp.resp_.out.empty() && pump_output(qp)) did = true;
+  // An ACK that is not held goes ahead of the requests posted since: a device acknowledges a
+  // request as it takes it, before the application hears of it and answers, so a program
+  // that waits on one channel for the send's event and then for the reply's (perftest 4.5
+  // ib_send_lat -e) gets them in that order. The engine's step used to send a request that
+  // the woken application posted while the step was still taking frames ahead of the ACK,
+  // and the program's next event was the reply's: it read an empty CQ and failed (suite test
+  // AnAckGoesAheadOfRequestsPostedAfterItsRequestArrived; compat ib_send_lat_events).
+  if (qp.resp_.ack_pending &&
+      !(acks == AckPolicy::kHoldOneStep && (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))) {
+    flush_acks(qp);
+    did = true;
+  }
+  if (timers == Timers::kRun && (qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
+  if ((qp.state_ == QpState::kRts || (qp.state_ == QpState::kSqd && qp.req_.send_started)) && run_requester(qp))
+    did = true;
+  if (qp.req_.draining && qp.req_.send_pos == qp.sq_.ring().head() && !qp.req_.send_started) {
+    qp.req_.draining = false;
+    if (qp.req_.drain_notify) async({verbs::AsyncEventType::kSqDrained, nullptr, &qp});
+    did = true;
+  }
+  if (qp.resp_.ack_pending) {
+    // Held (AckPolicy): this step's ACK waits for the next step; one held by the last step
+    // goes now, behind the answer this step sent.
+    if (!qp.resp_.ack_held) {
+      qp.resp_.ack_held = true;
+      holds_acks_ = true;
+    } else {
+      flush_acks(qp);
     }
+    did = true;
+  }
+  if (qp.flush_pending_) {
+    flush(qp);
+    did = true;
   }
   return did;
+}
+
+bool Device::wants_progress(const Qp& qp) const {
+  const RequesterState& req = qp.req_;
+  // The likeliest first: a QP that sent awaits its ACK.
+  return req.ack_timer || qp.resp_.ack_pending || req.send_pos != qp.sq_.ring().tail() || req.rnr_wait ||
+         !qp.resp_.out.empty() || req.draining || qp.flush_pending_.load(std::memory_order_relaxed);
+}
+
+void Device::queue_posted(Qp& qp) {
+  std::lock_guard lock(posted_mu_);
+  posted_.push_back(&qp);
+  has_posted_.store(true, std::memory_order_release);
+}
+
+bool Device::adopt_posted_slow() {
+  std::lock_guard lock(posted_mu_);
+  for (Qp* qp : posted_) activate(*qp);
+  const bool any = !posted_.empty();
+  posted_.clear();
+  has_posted_.store(false, std::memory_order_relaxed);
+  return any;
+}
+
+void Device::deactivate(Qp* qp) {
+  if (qp->active_) {
+    active_.erase(std::find(active_.begin(), active_.end(), qp));
+    qp->active_ = false;
+  }
+  std::lock_guard lock(posted_mu_);
+  std::erase(posted_, qp);
 }
 
 bool Device::hold_acks_without_progress() {
@@ -503,7 +575,7 @@ bool Device::hold_acks_without_progress() {
 
 std::optional<TimePoint> Device::next_deadline() const {
   std::optional<TimePoint> best;
-  for (const auto& [n, qp] : qps_) {
+  for (const Qp* qp : active_) {  // a QP with a timer running stays active
     if (qp->req_.ack_timer && (!best || qp->req_.ack_deadline < *best)) best = qp->req_.ack_deadline;
     if (qp->req_.rnr_wait && (!best || qp->req_.rnr_deadline < *best)) best = qp->req_.rnr_deadline;
   }

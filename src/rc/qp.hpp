@@ -179,6 +179,7 @@ class Qp {
   RequesterState req_;
   ResponderState resp_;
   std::atomic<bool> flush_pending_{false};  // in Error with WQEs left to flush
+  bool active_ = false;  // in Device::active_, the QPs progress() visits (the device lock)
   bool last_wqe_event_sent_ = false;
   // Device::path_of(): the address of attr_.ah_attr while the port's LID is path_lid_ (and
   // modify_qp has not run since).

@@ -111,13 +111,22 @@ verbs::WorkCompletion Device::received(const Qp& qp, const FrameAddr& from, uint
 }
 
 void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst) {
-  if (fast_paths_ && burst.packets <= 1 && receive_send_only(from, transport)) return;
+  // The QP a frame is for may have work for progress() now (an ACK to send, a window that
+  // opened, a NAK to act on): one lookup, nearly always the cached last_qp_, which the fast
+  // paths take too. A frame that is then dropped leaves it active until the next progress()
+  // finds nothing to do.
+  Qp* frame_qp = nullptr;
+  if (transport.size() >= wire::Bth::kLen) {
+    frame_qp = find_qp(Qpn(wire::load_be32(transport.data() + 4) & 0xFFFFFF));
+    if (frame_qp != nullptr) activate(*frame_qp);
+  }
+  if (fast_paths_ && burst.packets <= 1 && receive_send_only(from, transport, frame_qp)) return;
   owed_ = true;  // progress() may have work for this frame (hold_acks_without_progress)
   if (burst.packets > 1) {
     receive_burst(from, transport, burst);
     return;
   }
-  if (fast_paths_ && receive_ack(transport)) return;
+  if (fast_paths_ && receive_ack(transport, frame_qp)) return;
   ++counters_.rx_packets;
   packet::TransportFrame& p = rx_;
   if (!packet::parse_transport_frame(transport, p)) {
@@ -160,7 +169,7 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
 // "nothing": a scatter that faults part way has written the SGEs before the fault; the
 // general path scatters the same bytes to the same places and fails the same way.
 // tests/protocol/rc_fast_path_test.cpp holds the two paths to the same results.
-bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t) {
+bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t, Qp* frame_qp) {
   using packet::Opcode;
   if (t.size() < wire::Bth::kLen) return false;
   const uint8_t* p = t.data();
@@ -172,7 +181,7 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t) {
   const size_t after = t.size() - header_len;
   const size_t pad = (p[1] >> 4) & 3;
   if (after % 4 != 0 || pad > after) return false;
-  Qp* qp = fast_path_qp(p);
+  Qp* qp = fast_path_qp(frame_qp, p);
   if (qp == nullptr) return false;
   if (qp->state_ == QpState::kReset || qp->state_ == QpState::kInit || qp->state_ == QpState::kError) return false;
   ResponderState& r = qp->resp_;

@@ -125,6 +125,7 @@ class SendQueue {
 
   // Positions (WorkRing::head/tail): [head, tail) are posted and not yet completed.
   WorkRing<SendWqe>& ring() { return ring_; }
+  const WorkRing<SendWqe>& ring() const { return ring_; }
 
  private:
   BiasedLock post_mu_;
