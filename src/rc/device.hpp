@@ -135,7 +135,8 @@ class Device {
   // make it active itself: a progress() on another thread may be dropping the QP, not having
   // seen the new WQE yet.
   enum class PostNotice : uint8_t { kQueue, kCallerActivates };
-  Status post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad, PostNotice notice = PostNotice::kQueue);
+  Status post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad,
+                   PostNotice notice = PostNotice::kQueue);
   Status post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad);
   Status post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad);
 
