@@ -138,9 +138,10 @@ struct Side {
   void add_idle(uint32_t n) {
     QpInitAttr small = init();
     small.cap = {16, 16, 1, 1, 64};
+    const uint16_t lid = ctx.query_port(1).port.lid;
     for (uint32_t i = 0; i < n; ++i) {
       QueuePair& q = idle.emplace_back(pd.create_qp(small, scq, rcq));
-      connect_qp(q, Peer{ctx.query_port(1).port.lid, q.qp_num(), 0, 0});
+      connect_qp(q, Peer{lid, q.qp_num(), 0, 0});
     }
   }
   void connect_qp(QueuePair& q, const Peer& p) {
@@ -159,7 +160,7 @@ struct Side {
     a.max_dest_rd_atomic = 16;
     a.min_rnr_timer = 1;
     q.modify(a, attr::kState | attr::kAv | attr::kPathMtu | attr::kDestQpn | attr::kRqPsn | attr::kMaxDestRdAtomic |
-                     attr::kMinRnrTimer);
+                    attr::kMinRnrTimer);
     a = {};
     a.qp_state = QpState::kRts;
     a.sq_psn = Psn(0);

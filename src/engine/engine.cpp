@@ -183,11 +183,6 @@ void Engine::kick() {
   wake();
 }
 
-void Engine::busy_post() {
-  counters_.busy_posts.fetch_add(1, std::memory_order_relaxed);
-  kick();
-}
-
 bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
@@ -265,12 +260,16 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   return did;
 }
 
-bool Engine::post_inline(rc::Qp& posted) {
+void Engine::post_inline(rc::Qp& posted) {
   // The step first (a reply goes out now), the lease after it.
   const bool ran = try_progress(StepKind::kPost, nullptr, 0, &posted);
-  if (!ran) device_.queue_posted(posted);
   touch_after_step(ran);
-  return ran;
+  if (!ran) {
+    // The device's holder, or this engine's next step, sends it.
+    device_.queue_posted(posted);
+    counters_.busy_posts.fetch_add(1, std::memory_order_relaxed);
+    kick();
+  }
 }
 
 void Engine::touch_sometimes() {

@@ -86,8 +86,6 @@ class Engine {
   void deliver(const rc::FrameAddr& from, wire::ByteSpan transport);
   // Work was posted: make sure a step runs soon.
   void kick();
-  // A post whose step found the device busy: kick(), counted.
-  void busy_post();
   // What a step is for. An application thread's step does what its caller waits for first
   // and leaves the rest to the next step (the latency of a ping-pong between two polling
   // processes is mostly cache lines crossing between the cores, so the order matters):
@@ -107,10 +105,10 @@ class Engine {
   // takes the inbox lease so the engine stays asleep, then runs a kPoll step if it can.
   bool poll_inline(const verbs::Cq* cq = nullptr, size_t want = 0);
   // An application thread posted work to `posted`: the same lease (the thread is busy in the
-  // library), and a kPost step now if the device is free. If it is not, the QP is queued for
-  // the holder's walk or the next step (rc::Device::queue_posted) and false returned: the
-  // caller then kicks the engine (busy_post).
-  bool post_inline(rc::Qp& posted);
+  // library), and a kPost step now if the device is free (the lowest latency). If it is not,
+  // the QP is queued for the holder's walk or the next step (rc::Device::queue_posted) and the
+  // engine kicked (counted in busy_posts).
+  void post_inline(rc::Qp& posted);
   // An application thread is active in the library (a poll that found completions): keeps
   // the lease. Cheap: the lease's shared line is written at most every few microseconds.
   // Returns the time-stamp ticks it read.

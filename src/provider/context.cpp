@@ -471,15 +471,9 @@ Status Context::destroy_qp(rc::Qp* qp) {
   return device_->destroy_qp(qp);
 }
 
-void Context::after_post(rc::Qp& qp) {
-  // Send now on this thread if the device is free (the lowest latency); else the engine, which
-  // holds the device, sends it on its next step.
-  if (!engine_->post_inline(qp)) engine_->busy_post();
-}
-
 Status Context::post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
   Status s = device_->post_send(qp, wrs, bad, rc::Device::PostNotice::kCallerActivates);
-  if (*bad != 0 || s.ok()) after_post(*qp);  // activates the QP (or queues it) and steps
+  if (*bad != 0 || s.ok()) engine_->post_inline(*qp);  // activates the QP (or queues it), steps
   return s;
 }
 

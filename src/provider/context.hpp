@@ -152,7 +152,6 @@ class Context {
   // On a RoCE port, the address's GID becomes the link's internal LID (EINVAL without a GRH).
   Status resolve(verbs::AhAttr& ah, const char* what) const;
   void sync_ports();
-  void after_post(rc::Qp& qp);
 
   DeviceInfo info_;
   verbs::DeviceCaps caps_;

@@ -289,18 +289,25 @@ void Device::flush(Qp& qp) {
 
 // ---- posts ----
 
+namespace {
+
+// Queues a QP for progress() as its post returns, whichever way (after the post lock, which
+// it is declared before, is released).
+struct QueueOnReturn {
+  Device& device;
+  Qp& qp;
+  bool queue;
+  ~QueueOnReturn() {
+    if (queue) device.queue_posted(qp);
+  }
+};
+
+}  // namespace
+
 Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad, PostNotice notice) {
   const QpState st = qp->state_;
-  // After the WQEs are published (declared before `held`, so it runs after the post lock is
-  // released): the QP is queued for progress() unless the caller makes it active itself.
-  struct Queue {
-    Device& d;
-    Qp& qp;
-    bool queue;
-    ~Queue() {
-      if (queue) d.queue_posted(qp);
-    }
-  } queue{*this, *qp, notice == PostNotice::kQueue};
+  // Queued for progress() unless the caller makes it active itself.
+  const QueueOnReturn queued{*this, *qp, notice == PostNotice::kQueue};
   const auto held = qp->sq_.lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
@@ -333,20 +340,14 @@ Status Device::post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad
   if (wrs.empty()) return Status();
   if (!qp->rq_) return Status(Code::kInvalidArgument, "post_recv: the QP takes its receive WQEs from an SRQ");
   // A QP in Error flushes what is posted to it (IBA 10.3.1): progress() must visit it.
-  struct Queue {
-    Device& d;
-    Qp& qp;
-    ~Queue() {
-      if (qp.state_ == QpState::kError) d.queue_posted(qp);
-    }
-  } queue{*this, *qp};
+  QueueOnReturn queued{*this, *qp, false};
   const auto held = qp->rq_->lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
     if (qp->state_ == QpState::kReset)
       return Status(Code::kInvalidArgument, fmt::format("post_recv: QP {} is in RESET", qp->qpn().to_string()));
     if (Status s = qp->rq_->post(wrs[i], held); !s.ok()) return s;
-    if (qp->state_ == QpState::kError) qp->flush_pending_ = true;
+    if (qp->state_ == QpState::kError) qp->flush_pending_ = queued.queue = true;
   }
   *bad = wrs.size();
   return Status();

@@ -137,7 +137,7 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
     drop(Drop::kUnsupported);
     return;
   }
-  Qp* qp = find_qp(p.headers().bth.dest_qp);
+  Qp* qp = frame_qp;  // the QP the BTH names, looked up above
   if (qp == nullptr) {
     drop(Drop::kNoQp);
     return;

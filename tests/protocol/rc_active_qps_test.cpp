@@ -10,8 +10,6 @@
 namespace softib::testing {
 namespace {
 
-using std::chrono::nanoseconds;
-
 constexpr int kIdle = 500;
 
 class RcActiveQps : public RcProtocol {
