@@ -12,7 +12,9 @@
 //   bench_verbs emptypoll --iters N            a poll of an empty CQ (one side, no peer)
 //
 // lat and selflat take --idle-qps N: N more RC QPs on each side, in RTS and idle (a server's
-// other connections), which should cost the ping-pong nothing (rc::Device::activate).
+// other connections), which should cost the ping-pong nothing (rc::Device::activate); and
+// --waiting-qps N: N more, each with a SEND awaiting an ACK that never comes (a server's
+// connections with requests in flight), likewise (their timers are parked, rc::Device::park).
 //
 // Each prints one JSON line. The anchors (UCX, libfabric, the cache-line ping-pong) are run
 // next to it by bench/datapath.py. The fabric is a private softibd started from the build
@@ -50,6 +52,7 @@ struct Args {
   bool pin = false;
   bool perftest = false;  // lat: perftest's ib_send_lat loop (see latency())
   uint32_t idle_qps = 0;  // lat, selflat: more RC QPs on each side, in RTS, that carry nothing
+  uint32_t waiting_qps = 0;  // lat, selflat: more RC QPs on each side, each awaiting an ACK
 };
 
 struct Peer {
@@ -62,7 +65,7 @@ struct Peer {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
-               "[--socket PATH] [--pin] [--perftest] [--idle-qps N]\n");
+               "[--socket PATH] [--pin] [--perftest] [--idle-qps N] [--waiting-qps N]\n");
   std::exit(2);
 }
 
@@ -84,6 +87,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--pin") a.pin = true;
     else if (k == "--perftest") a.perftest = true;
     else if (k == "--idle-qps") a.idle_qps = static_cast<uint32_t>(std::stoul(next()));
+    else if (k == "--waiting-qps") a.waiting_qps = static_cast<uint32_t>(std::stoul(next()));
     else usage();
   }
   if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate" && a.mode != "selflat" && a.mode != "emptypoll") usage();
@@ -144,7 +148,24 @@ struct Side {
       connect_qp(q, Peer{lid, q.qp_num(), 0, 0});
     }
   }
-  void connect_qp(QueuePair& q, const Peer& p) {
+  // `n` more RC QPs, each with a zero-length SEND in flight to a QPN that no QP has: the frame
+  // is dropped, and the QP awaits an ACK for its retransmission timeout (timeout 31: 2.4 hours)
+  // with nothing else to do.
+  void add_waiting(uint32_t n) {
+    QpInitAttr small = init();
+    small.cap = {16, 16, 1, 1, 64};
+    const uint16_t lid = ctx.query_port(1).port.lid;
+    constexpr uint32_t kNobody = 0xFFFFFE;  // above any QPN the device hands out
+    for (uint32_t i = 0; i < n; ++i) {
+      QueuePair& q = idle.emplace_back(pd.create_qp(small, scq, rcq));
+      connect_qp(q, Peer{lid, kNobody, 0, 0}, 31);
+      SendWr wr;
+      wr.wr_id = i;
+      wr.opcode = WrOpcode::kSend;
+      if (q.post_send(wr) != 0) std::exit(4);
+    }
+  }
+  void connect_qp(QueuePair& q, const Peer& p, uint8_t timeout = 14) {
     QpAttr a;
     a.qp_state = QpState::kInit;
     a.port_num = 1;
@@ -164,7 +185,7 @@ struct Side {
     a = {};
     a.qp_state = QpState::kRts;
     a.sq_psn = Psn(0);
-    a.timeout = 14;
+    a.timeout = timeout;
     a.retry_cnt = 7;
     a.rnr_retry = 7;
     a.max_rd_atomic = 16;
@@ -206,7 +227,7 @@ struct Side {
   std::vector<uint8_t> buf;
   MemoryRegion mr;
   QueuePair qp;
-  std::vector<QueuePair> idle;  // add_idle: destroyed first
+  std::vector<QueuePair> idle;  // add_idle, add_waiting: destroyed first
 };
 
 constexpr uint32_t kPrepost = 512;
@@ -473,11 +494,14 @@ int main(int argc, char** argv) {
     Side x(o, 0, bytes), y(o, 1, bytes);
     x.connect(y.me());
     y.connect(x.me());
-    x.add_idle(a.idle_qps);
-    y.add_idle(a.idle_qps);
+    for (Side* s : {&x, &y}) {
+      s->add_idle(a.idle_qps);
+      s->add_waiting(a.waiting_qps);
+    }
     const double us = self_latency(x, y, a);
-    fmt::print("{{\"bench\":\"verbs_rc_send_selflat\",\"size\":{},\"half_rtt_us\":{:.4f},\"iters\":{},\"idle_qps\":{}}}\n",
-               a.size, us, a.iters, a.idle_qps);
+    fmt::print("{{\"bench\":\"verbs_rc_send_selflat\",\"size\":{},\"half_rtt_us\":{:.4f},\"iters\":{},\"idle_qps\":{},"
+               "\"waiting_qps\":{}}}\n",
+               a.size, us, a.iters, a.idle_qps, a.waiting_qps);
     return 0;
   }
   int sv[2];
@@ -494,6 +518,7 @@ int main(int argc, char** argv) {
       read_all(sv[1], &peer, sizeof peer);
       s.connect(peer);
       s.add_idle(a.idle_qps);
+      s.add_waiting(a.waiting_qps);
       char c = 0;
       write_all(sv[1], &c, 1);  // connected
       if (a.mode == "lat") latency(s, false, a, sv[1]);
@@ -512,14 +537,16 @@ int main(int argc, char** argv) {
     write_all(sv[0], &me, sizeof me);
     s.connect(peer);
     s.add_idle(a.idle_qps);
+    s.add_waiting(a.waiting_qps);
     char c = 0;
     read_all(sv[0], &c, 1);
     if (a.mode == "lat") {
       const Latency l = latency(s, true, a, sv[0]);
       value = l.mean_us;
       fmt::print("{{\"bench\":\"verbs_rc_send_lat\",\"size\":{},\"half_rtt_us\":{:.4f},\"half_rtt_us_p50\":{:.4f},"
-                 "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"iters\":{},\"idle_qps\":{}}}\n",
-                 a.size, value, l.p50_us, l.p99_us, l.p999_us, a.iters, a.idle_qps);
+                 "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"iters\":{},\"idle_qps\":{},"
+                 "\"waiting_qps\":{}}}\n",
+                 a.size, value, l.p50_us, l.p99_us, l.p999_us, a.iters, a.idle_qps, a.waiting_qps);
     } else if (a.mode == "bw") {
       value = bandwidth(s, peer, a);
       fmt::print("{{\"bench\":\"verbs_rc_{}_bw\",\"size\":{},\"MBps\":{:.1f},\"iters\":{}}}\n", a.op, a.size, value, a.iters);

@@ -463,6 +463,7 @@ bool Device::progress(AckPolicy acks, Timers timers) {
   owed_ = false;
   ack_qp_ = nullptr;
   holds_acks_ = false;
+  if (timers == Timers::kRun && !timed_.empty() && clock_.reached(timed_due_)) wake_parked();
   // The active QPs, then those posted to by threads that could not take the lock (since the
   // last progress(), or during this walk).
   size_t i = 0;
@@ -471,17 +472,60 @@ bool Device::progress(AckPolicy acks, Timers timers) {
       Qp& qp = *active_[i];
       ++counters_.qp_visits;
       if (visit(qp, acks, timers)) did = true;
-      if (wants_progress(qp)) {
+      const bool timer = qp.req_.ack_timer || qp.req_.rnr_wait;
+      if ((timer && active_.size() <= few_active_) || has_untimed_work(qp)) {
         ++i;
         continue;
       }
-      // Nothing left for progress(): a frame, a post or a modify makes it active again.
+      // Nothing left for progress() but perhaps a timer: a frame, a post or a modify makes it
+      // active again, and so does its deadline (wake_parked).
       qp.active_ = false;
       active_[i] = active_.back();
       active_.pop_back();
+      if (timer) park(qp);
     }
   } while (adopt_posted());
   return did;
+}
+
+namespace {
+// The earlier of the QP's running timers. REQUIRES: one runs.
+TimePoint timer_deadline(const RequesterState& req) {
+  if (req.ack_timer && req.rnr_wait) return std::min(req.ack_deadline, req.rnr_deadline);
+  return req.ack_timer ? req.ack_deadline : req.rnr_deadline;
+}
+}  // namespace
+
+void Device::park(Qp& qp) {
+  const TimePoint due = timer_deadline(qp.req_);
+  if (timed_.empty() || due < timed_due_) timed_due_ = due;
+  qp.timed_at_ = static_cast<uint32_t>(timed_.size());
+  timed_.push_back(&qp);
+}
+
+void Device::unpark(Qp& qp) {
+  Qp* last = timed_.back();
+  timed_[qp.timed_at_] = last;
+  last->timed_at_ = qp.timed_at_;
+  timed_.pop_back();
+  qp.timed_at_ = Qp::kNotTimed;
+}
+
+void Device::wake_parked() {
+  const TimePoint now = clock_.now();
+  bool first = true;
+  for (size_t i = 0; i < timed_.size();) {
+    Qp& qp = *timed_[i];
+    const RequesterState& req = qp.req_;
+    const bool runs = req.ack_timer || req.rnr_wait;
+    if (runs && timer_deadline(req) > now) {
+      if (first || timer_deadline(req) < timed_due_) timed_due_ = timer_deadline(req);
+      first = false;
+      ++i;
+      continue;
+    }
+    activate(qp);  // unparks it: timed_[i] is now another QP (or i is past the end)
+  }
 }
 
 bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
@@ -529,11 +573,11 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
   return did;
 }
 
-bool Device::wants_progress(const Qp& qp) const {
+bool Device::has_untimed_work(const Qp& qp) const {
   const RequesterState& req = qp.req_;
-  // The likeliest first: a QP that sent awaits its ACK.
-  return req.ack_timer || qp.resp_.ack_pending || req.send_pos != qp.sq_.ring().tail() || req.rnr_wait ||
-         !qp.resp_.out.empty() || req.draining || qp.flush_pending_.load(std::memory_order_relaxed);
+  // The likeliest first: a ping-pong's QP holds an ACK or has a WQE to send.
+  return qp.resp_.ack_pending || req.send_pos != qp.sq_.ring().tail() || !qp.resp_.out.empty() || req.draining ||
+         qp.flush_pending_.load(std::memory_order_relaxed);
 }
 
 void Device::queue_posted(Qp& qp) {
@@ -556,6 +600,7 @@ void Device::deactivate(Qp* qp) {
     active_.erase(std::find(active_.begin(), active_.end(), qp));
     qp->active_ = false;
   }
+  if (qp->timed_at_ != Qp::kNotTimed) unpark(*qp);
   std::lock_guard lock(posted_mu_);
   std::erase(posted_, qp);
 }
@@ -576,10 +621,12 @@ bool Device::hold_acks_without_progress() {
 
 std::optional<TimePoint> Device::next_deadline() const {
   std::optional<TimePoint> best;
-  for (const Qp* qp : active_) {  // a QP with a timer running stays active
+  for (const Qp* qp : active_) {
     if (qp->req_.ack_timer && (!best || qp->req_.ack_deadline < *best)) best = qp->req_.ack_deadline;
     if (qp->req_.rnr_wait && (!best || qp->req_.rnr_deadline < *best)) best = qp->req_.rnr_deadline;
   }
+  // The parked ones' (perhaps early: a step then looks and finds the true one).
+  if (!timed_.empty() && (!best || timed_due_ < *best)) best = timed_due_;
   return best;
 }
 

@@ -140,21 +140,36 @@ class Device {
   Status post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad);
   Status post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad);
 
-  // The QPs progress() visits are those that may have work for it (wants_progress): WQEs to
-  // send, an ACK to send or held, responses queued, a timer running, a flush or a drain to
-  // finish. A frame for a QP, a post, a modify or an error makes it active; progress() drops
-  // it once it has none of these. A step then costs the same with 1 QP or 10,000 idle ones
+  // The QPs progress() visits are those that may have work for it (has_untimed_work): WQEs to
+  // send, an ACK to send or held, responses queued, a flush or a drain to finish. A frame for
+  // a QP, a post, a modify or an error makes it active; progress() drops it once it has none
+  // of these. A step then costs the same with 1 QP or 10,000 idle ones
   // (a walk over every QP cost ~65 instructions each: with 1,000 idle QPs beside it, an
   // 8-byte ping-pong took 31 us a half round trip instead of 0.24; bench_verbs --idle-qps).
   // REQUIRES (activate): the lock. queue_posted: any thread; the next progress() adopts it.
+  //
+  // A QP whose only work is a timer (awaiting its ACK, or an RNR wait, and nothing else) is
+  // not visited either, unless few QPs are active (kFewActive): progress() parks it (timed_)
+  // and looks at the parked QPs only when the earliest of their deadlines has passed. The ACK that stops the timer is a frame, which makes
+  // the QP active again; so a server with many requests in flight visits only the QPs that
+  // frames reached since its last step.
   void activate(Qp& qp) {
     if (!qp.active_) {
+      if (qp.timed_at_ != Qp::kNotTimed) unpark(qp);
       qp.active_ = true;
       active_.push_back(&qp);
     }
   }
   void queue_posted(Qp& qp);
   size_t active_qps() const { return active_.size(); }
+  size_t parked_qps() const { return timed_.size(); }
+  // A QP whose only work is a timer stays active while at most this many are (itself
+  // included): a ping-pong's QP awaits an ACK after each request, and parking and unparking it
+  // each time (a push, a swap-remove: ~25 instructions, twice a round trip) cost its 8-byte
+  // half round trip ~10 ns (bench_verbs selflat), more than the visits it saves.
+  static constexpr size_t kFewActive = 4;
+  // For tests: another threshold (0: every timer-only QP is parked).
+  void set_few_active(size_t n) { few_active_ = n; }
 
   // Async events (ibv_get_async_event). The engine drains these into the async fd.
   std::vector<AsyncEvent> take_async_events();
@@ -377,8 +392,21 @@ class Device {
   bool adopt_posted() { return has_posted_.load(std::memory_order_acquire) && adopt_posted_slow(); }
   bool adopt_posted_slow();
   bool visit(Qp& qp, AckPolicy acks, Timers timers);  // progress() for one QP
-  bool wants_progress(const Qp& qp) const;
-  void deactivate(Qp* qp);  // drops it from active_ and posted_ (destroy_qp)
+  // Work for progress() besides a timer: an ACK to send or held, WQEs to send, responses
+  // queued, a drain or a flush to finish. Without it a QP leaves active_: parked (timed_) if a
+  // timer runs, else idle.
+  bool has_untimed_work(const Qp& qp) const;
+  void deactivate(Qp* qp);  // drops it from active_, timed_ and posted_ (destroy_qp)
+  // The QPs whose only work is a timer (ack_timer, rnr_wait), out of active_; timed_due_ is at
+  // or before the earliest of their deadlines (a QP unparked since may have held it: early is
+  // only a look too many). Qp::timed_at_ is a QP's index here.
+  std::vector<Qp*> timed_;
+  TimePoint timed_due_{};
+  size_t few_active_ = kFewActive;
+  void park(Qp& qp);
+  void unpark(Qp& qp);
+  // Makes the parked QPs whose deadline has passed active again; recomputes timed_due_.
+  void wake_parked();
   uint32_t timer_deferrals_ = 0;  // progress() calls in a row that did not look at the timers
   // The QP find_qp() found last: most frames in a row go to one QP (a hash lookup costs a
   // division by the bucket count). Reset when that QP is destroyed.

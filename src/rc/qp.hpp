@@ -186,6 +186,10 @@ class Qp {
   FrameAddr path_{};
   Lid path_lid_{};
   bool path_cached_ = false;
+  // Index in Device::timed_ while parked there (its only work a timer); else kNotTimed. Last:
+  // the fields above keep the offsets the data path was measured with.
+  static constexpr uint32_t kNotTimed = UINT32_MAX;
+  uint32_t timed_at_ = kNotTimed;
 };
 
 }  // namespace softib::rc

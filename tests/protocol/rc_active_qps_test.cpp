@@ -1,6 +1,7 @@
 // Device::progress() visits only the QPs that may have work for it (rc::Device::activate):
 // a step must cost the same beside thousands of idle connections as alone, and a QP that
 // went idle must come back at once when a frame, a post, a modify or an error gives it work.
+// A QP awaiting only a timer (its ACK, an RNR wait) is parked until its deadline.
 // Counted with DeviceCounters::qp_visits (no timing: style.md).
 #include <vector>
 
@@ -32,6 +33,13 @@ class RcActiveQps : public RcProtocol {
   std::vector<Sent> last_sent;
 };
 
+// Every QP whose only work is a timer is parked, however few are active (the threshold that
+// keeps a ping-pong's QP active, rc::Device::kFewActive, set to 0).
+class RcParkedQps : public RcActiveQps {
+ protected:
+  RcParkedQps() { device.set_few_active(0); }
+};
+
 TEST_F(RcActiveQps, IdleQpsAreNotVisited) {
   EXPECT_EQ(device.active_qps(), 0u);
   EXPECT_EQ(visits_of_progress(), 0u);
@@ -40,14 +48,17 @@ TEST_F(RcActiveQps, IdleQpsAreNotVisited) {
   ASSERT_EQ(last_sent.size(), 1u);
   EXPECT_EQ(last_sent[0].opcode, Opcode::kRcSendOnly);
   const Psn psn = last_sent[0].psn();
-  // Awaiting its ACK (the retransmission timer runs): still visited, alone.
+  // Awaiting its ACK, the one active QP: kept active (few are), not parked.
   EXPECT_EQ(device.active_qps(), 1u);
+  EXPECT_EQ(device.parked_qps(), 0u);
   EXPECT_EQ(visits_of_progress(), 1u);
   deliver(ack(qp, psn, wire::Aeth::ack(1)));
   EXPECT_EQ(visits_of_progress(), 1u);
   ASSERT_EQ(poll(scq).size(), 1u);
   EXPECT_EQ(device.active_qps(), 0u) << "acknowledged and idle: dropped";
+  EXPECT_EQ(device.parked_qps(), 0u);
   EXPECT_EQ(visits_of_progress(), 0u);
+  EXPECT_FALSE(device.next_deadline().has_value());
 }
 
 TEST_F(RcActiveQps, AFrameMakesAnIdleQpActive) {
@@ -76,6 +87,124 @@ TEST_F(RcActiveQps, TheRetransmissionTimerFiresOnAQpThatNothingElseWakes) {
   EXPECT_EQ(visits_of_progress(), 1u);
   ASSERT_EQ(last_sent.size(), 1u) << "retransmitted";
   EXPECT_EQ(device.counters().retransmits, 1u);
+}
+
+TEST_F(RcActiveQps, ManyQpsAwaitingAcksAreParkedAllButAFew) {
+  // A server with requests in flight on many connections: each QP awaits its ACK with nothing
+  // else to do. All but rc::Device::kFewActive are parked; a step visits only those few.
+  constexpr size_t kWaiting = 40;
+  const Psn psn(QpOptions{}.sq_psn);  // each QP's first
+  for (size_t k = 0; k < kWaiting; ++k) post_send(idle[k], k, 0, 16);
+  EXPECT_EQ(visits_of_progress(), kWaiting);
+  ASSERT_EQ(last_sent.size(), kWaiting);
+  for (const Sent& f : last_sent) EXPECT_EQ(f.psn(), psn);
+  EXPECT_EQ(device.active_qps(), rc::Device::kFewActive);
+  EXPECT_EQ(device.parked_qps(), kWaiting - rc::Device::kFewActive);
+  EXPECT_EQ(visits_of_progress(), rc::Device::kFewActive);
+  // Their ACKs: each QP is active again for one visit, then idle.
+  for (size_t k = 0; k < kWaiting; ++k) deliver(ack(idle[k], psn, wire::Aeth::ack(1)));
+  EXPECT_EQ(device.parked_qps(), 0u);
+  EXPECT_EQ(visits_of_progress(), kWaiting);
+  EXPECT_EQ(poll(scq).size(), kWaiting);
+  EXPECT_EQ(device.active_qps(), 0u);
+  EXPECT_EQ(visits_of_progress(), 0u);
+  EXPECT_FALSE(device.next_deadline().has_value());
+}
+
+TEST_F(RcParkedQps, AParkedQpIsNotVisitedBeforeItsDeadlineAndRetransmitsAtIt) {
+  post_send(qp, 1, 0, 16);
+  ASSERT_EQ(progress().size(), 1u);
+  const auto deadline = device.next_deadline();
+  ASSERT_TRUE(deadline.has_value()) << "the one running timer, found among the idle QPs";
+  EXPECT_GE(*deadline, clock.now() + rc::local_ack_timeout(QpOptions{}.timeout));
+  // Up to the deadline no step looks at it.
+  clock.set(*deadline - std::chrono::nanoseconds(1));
+  EXPECT_EQ(visits_of_progress(), 0u);
+  EXPECT_TRUE(last_sent.empty());
+  clock.set(*deadline);
+  EXPECT_EQ(visits_of_progress(), 1u);
+  ASSERT_EQ(last_sent.size(), 1u) << "retransmitted";
+  EXPECT_EQ(device.counters().retransmits, 1u);
+  // Parked again, behind its new deadline.
+  EXPECT_EQ(device.parked_qps(), 1u);
+  const auto again = device.next_deadline();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_GE(*again, *deadline + rc::local_ack_timeout(QpOptions{}.timeout));
+  EXPECT_EQ(visits_of_progress(), 0u);
+}
+
+TEST_F(RcParkedQps, ParkedQpsWakeEachAtItsOwnDeadline) {
+  // Three QPs send 1 ms apart; the first is acknowledged, so the earliest deadline the device
+  // noted belongs to a QP no longer parked: the step at that time looks, finds nothing due and
+  // moves on to the next.
+  rc::Qp* qps[3] = {idle[10], idle[20], idle[30]};
+  TimePoint due[3];  // each QP's (virtual time has no coarse clock: the exact timeout)
+  Psn first_psn;
+  for (size_t k = 0; k < 3; ++k) {
+    post_send(qps[k], k, 0, 16);
+    const auto sent = progress();
+    ASSERT_EQ(sent.size(), 1u);
+    if (k == 0) first_psn = sent[0].psn();
+    due[k] = clock.now() + rc::local_ack_timeout(QpOptions{}.timeout);
+    ASSERT_TRUE(device.next_deadline().has_value());
+    EXPECT_EQ(*device.next_deadline(), due[0]);
+    clock.advance(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(device.parked_qps(), 3u);
+  deliver(ack(qps[0], first_psn, wire::Aeth::ack(1)));
+  EXPECT_EQ(visits_of_progress(), 1u);
+  EXPECT_EQ(device.parked_qps(), 2u);
+  clock.set(due[0]);
+  EXPECT_EQ(visits_of_progress(), 0u) << "nothing due yet";
+  ASSERT_TRUE(device.next_deadline().has_value());
+  EXPECT_EQ(*device.next_deadline(), due[1]) << "the true earliest, found by that look";
+  // Each QP is retransmitted at its own deadline, and only it is visited.
+  for (size_t k = 1; k < 3; ++k) {
+    SCOPED_TRACE(k);
+    clock.set(due[k] - std::chrono::nanoseconds(1));
+    EXPECT_EQ(visits_of_progress(), 0u);
+    clock.set(due[k]);
+    EXPECT_EQ(visits_of_progress(), 1u);
+    ASSERT_EQ(last_sent.size(), 1u);
+    EXPECT_EQ(last_sent[0].h.bth.opcode, static_cast<uint8_t>(Opcode::kRcSendOnly));
+  }
+  EXPECT_EQ(device.counters().retransmits, 2u);
+  EXPECT_EQ(device.parked_qps(), 2u);
+}
+
+TEST_F(RcParkedQps, AnRnrWaitIsParkedAndResendsAtItsEnd) {
+  post_send(qp, 1, 0, 16);
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  constexpr uint8_t kTimer = 5;  // 0.06 ms
+  deliver(ack(qp, sent[0].psn(), wire::Aeth::rnr_nak(0, kTimer)));
+  EXPECT_EQ(visits_of_progress(), 1u);
+  EXPECT_TRUE(last_sent.empty()) << "waits out the RNR timer";
+  EXPECT_EQ(device.parked_qps(), 1u);
+  EXPECT_EQ(visits_of_progress(), 0u);
+  ASSERT_TRUE(device.next_deadline().has_value());
+  EXPECT_LE(*device.next_deadline(), clock.now() + rc::rnr_delay(kTimer) + std::chrono::milliseconds(1));
+  clock.advance(rc::rnr_delay(kTimer));
+  EXPECT_EQ(visits_of_progress(), 1u);
+  ASSERT_EQ(last_sent.size(), 1u) << "the SEND again";
+  EXPECT_EQ(last_sent[0].psn(), sent[0].psn());
+}
+
+TEST_F(RcParkedQps, ErrorFlushesAParkedQp) {
+  post_send(qp, 5, 0, 16);
+  ASSERT_EQ(progress().size(), 1u);
+  ASSERT_EQ(device.parked_qps(), 1u);
+  QpAttr at;
+  at.qp_state = QpState::kError;
+  ASSERT_TRUE(device.modify_qp(qp, at, attr::kState).ok());
+  EXPECT_EQ(device.parked_qps(), 0u);
+  progress();
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 5u);
+  EXPECT_EQ(wc[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(device.active_qps(), 0u);
+  EXPECT_FALSE(device.next_deadline().has_value());
 }
 
 TEST_F(RcActiveQps, ModifyToErrorFlushesAnIdleQp) {
@@ -127,6 +256,26 @@ TEST_F(RcActiveQps, ADestroyedQpLeavesNothingBehindForProgress) {
   ASSERT_TRUE(device.destroy_qp(qp).ok());
   EXPECT_EQ(device.active_qps(), 0u);
   EXPECT_EQ(visits_of_progress(), 0u);
+  EXPECT_FALSE(device.next_deadline().has_value());
+}
+
+TEST_F(RcParkedQps, ADestroyedParkedQpLeavesNothingBehind) {
+  // Two parked (awaiting their ACKs); one destroyed: the other keeps its index right (a stale
+  // one would be a use after free under ASan, or the wrong QP unparked).
+  post_send(qp, 2, 0, 16);
+  post_send(idle[1], 3, 0, 16);
+  ASSERT_EQ(progress().size(), 2u);
+  ASSERT_EQ(device.parked_qps(), 2u);
+  ASSERT_TRUE(device.destroy_qp(qp).ok());
+  EXPECT_EQ(device.active_qps(), 0u);
+  EXPECT_EQ(device.parked_qps(), 1u);
+  EXPECT_EQ(visits_of_progress(), 0u);
+  clock.advance(rc::local_ack_timeout(QpOptions{}.timeout));
+  EXPECT_EQ(visits_of_progress(), 1u) << "only the one left";
+  ASSERT_EQ(last_sent.size(), 1u);
+  EXPECT_EQ(last_sent[0].psn(), Psn(QpOptions{}.sq_psn));
+  ASSERT_TRUE(device.destroy_qp(idle[1]).ok());
+  EXPECT_EQ(device.parked_qps(), 0u);
   EXPECT_FALSE(device.next_deadline().has_value());
 }
 

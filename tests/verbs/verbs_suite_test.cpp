@@ -279,6 +279,39 @@ TEST_P(Rc, RnrRetriesUntilAReceiveIsPosted) {
   EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess);
 }
 
+TEST_P(Rc, RequestsLostOnManyQpsRetryOutWithTheEnginesAlone) {
+  // More QPs await ACKs than the device keeps active (rc::Device::kFewActive): the first posted
+  // are parked, and the engine, with no application polling, must wake at their deadlines,
+  // retransmit, and fail each WR once its retries are spent. The peers stay in RESET, where
+  // every request to them is dropped. The QPs posted last, which stay active, have a timeout
+  // of 2.4 hours: an engine that slept until the active QPs' deadlines, or until its
+  // housekeeping (every 500 ms), would be far later than the parked QPs' 1 ms timeouts.
+  constexpr size_t kShort = 2 * rc::Device::kFewActive;
+  Connect fast;
+  fast.timeout = 8;  // 1 ms
+  fast.retry_cnt = 1;
+  Connect slow;
+  slow.timeout = 31;
+  const Sge s = a.sge(0, 8);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < kShort + rc::Device::kFewActive; ++k) {
+    rc::Qp* q = create_qp(a, QpType::kRc);
+    rc::Qp* p = create_qp(b, QpType::kRc);
+    connect_one(a, q, b, p, k < kShort ? fast : slow);
+    ASSERT_TRUE(post_send(a, q, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, k)).ok());
+  }
+  ASSERT_TRUE(wait_queued(a.scq, kShort)) << a.scq->queued() << " of " << kShort;
+  // Two 1 ms timeouts each, and the engine's wake-ups: milliseconds. Sleeping past the parked
+  // deadlines would take at least two 500 ms housekeeping rounds.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(500));
+  const auto wc = reap(a, a.scq, kShort);
+  ASSERT_EQ(wc.size(), kShort);
+  for (const WorkCompletion& w : wc) {
+    EXPECT_LT(w.wr_id, kShort);
+    EXPECT_EQ(w.status, WcStatus::kRetryExcErr) << w.wr_id;
+  }
+}
+
 TEST_P(Rc, ABadRkeyIsARemoteAccessErrorAndTheRestIsFlushed) {
   const Sge s = a.sge(0, 100);
   ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), RKey(b.mr->rkey.value() ^ 0x100), 1)).ok());
