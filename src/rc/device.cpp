@@ -497,6 +497,7 @@ TimePoint timer_deadline(const RequesterState& req) {
 }  // namespace
 
 void Device::park(Qp& qp) {
+  ++counters_.qp_parks;
   const TimePoint due = timer_deadline(qp.req_);
   if (timed_.empty() || due < timed_due_) timed_due_ = due;
   qp.timed_at_ = static_cast<uint32_t>(timed_.size());

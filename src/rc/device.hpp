@@ -84,6 +84,7 @@ struct DeviceCounters {
                                      // (receive_send_only, receive_ack)
   uint64_t fast_sent = 0;            // one-packet WQEs the requester's fast path sent (send_one_packet)
   uint64_t qp_visits = 0;            // QPs progress() looked at (it visits only those with work)
+  uint64_t qp_parks = 0;             // QPs parked with only a timer running (Device::park)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
 };

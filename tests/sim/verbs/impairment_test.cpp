@@ -147,6 +147,114 @@ INSTANTIATE_TEST_SUITE_P(Seeded, RcImpaired,
                                            Case{0.05, 0.2, 0.05, 3, 256}, Case{0.10, 0.1, 0.1, 4, 256},
                                            Case{0.30, 0.3, 0.1, 5, 128}, Case{0.0, 0.5, 0.3, 6, 256}));
 
+// Many QPs at once, so that most of those awaiting ACKs are parked (rc::Device::park) and
+// come back by their ACKs or their deadlines while frames are lost, reordered and duplicated.
+class RcImpairedManyQps : public Pair, public ::testing::WithParamInterface<Case> {
+ protected:
+  RcImpairedManyQps() : Pair(GetParam().seed) {}
+};
+
+TEST_P(RcImpairedManyQps, EachQpsRequestsCompleteOnceInOrderWithTheirBytes) {
+  const Case c = GetParam();
+  SCOPED_TRACE(::testing::Message() << "seed " << c.seed << " loss " << c.loss);
+  constexpr size_t kQps = 12;
+  constexpr size_t kPerRound = 8;  // requests per QP per round
+  constexpr size_t kSlot = 2048;   // each request's slot on each side; READ sources from kReadAt
+  constexpr size_t kReadAt = kQps * kPerRound * kSlot;
+  static_assert(2 * kReadAt <= (1 << 20), "within the Node's buffer");
+  std::vector<rc::Qp*> qa, qb;
+  ConnectOptions o;
+  o.timeout = 8;  // 1 ms
+  for (size_t k = 0; k < kQps; ++k) {
+    qa.push_back(a.create_qp(QpType::kRc, 64));
+    qb.push_back(b.create_qp(QpType::kRc, 64));
+    connect(qa.back(), qb.back(), o);
+  }
+  fabric.set_impairment({c.loss, c.duplicate, c.reorder, std::chrono::microseconds(2), std::chrono::microseconds(30)});
+  std::mt19937 rng(static_cast<uint32_t>(c.seed));
+  struct Posted {
+    Op op;
+    uint32_t len;
+    size_t slot;
+  };
+  for (int round = 0; round < c.ops; ++round) {
+    std::map<uint64_t, Posted> posted;  // by wr_id
+    std::map<uint32_t, std::vector<uint64_t>> order;  // a's QPN -> its wr_ids as posted
+    size_t sends = 0;
+    for (size_t j = 0; j < kPerRound; ++j) {
+      for (size_t k = 0; k < kQps; ++k) {
+        const size_t slot = k * kPerRound + j;
+        const uint64_t id = static_cast<uint64_t>(round) << 32 | slot;
+        const Op op = static_cast<Op>(rng() % 3);  // SEND, WRITE, READ
+        const uint32_t len = static_cast<uint32_t>(rng() % kSlot);
+        posted[id] = {op, len, slot};
+        order[qa[k]->qpn().value()].push_back(id);
+        SendWr wr;
+        wr.wr_id = id;
+        wr.send_flags = send_flag::kSignaled;
+        Sge s = a.sge(slot * kSlot, len);
+        wr.sg_list = {&s, 1};
+        if (op == Op::kRead) {
+          fill_pattern(b.buffer, kReadAt + slot * kSlot, len, static_cast<uint32_t>(id));
+          wr.opcode = WrOpcode::kRdmaRead;
+          wr.rdma = {b.addr(kReadAt + slot * kSlot), b.mr->rkey};
+        } else {
+          fill_pattern(a.buffer, slot * kSlot, len, static_cast<uint32_t>(id));
+          if (op == Op::kSend) {
+            ASSERT_TRUE(post_recv(b, qb[k], id, {b.sge(slot * kSlot, static_cast<uint32_t>(kSlot))}).ok());
+            ++sends;
+            wr.opcode = WrOpcode::kSend;
+          } else {
+            wr.opcode = WrOpcode::kRdmaWrite;
+            wr.rdma = {b.addr(slot * kSlot), b.mr->rkey};
+          }
+        }
+        Status st = post_send(a, qa[k], wr);
+        ASSERT_TRUE(st.ok()) << st.to_string();
+      }
+    }
+    const auto wc = reap(a.scq, posted.size());
+    ASSERT_EQ(wc.size(), posted.size()) << "completions missing; fabric lost " << fabric.frames_lost();
+    const auto rwc = reap(b.rcq, sends);
+    ASSERT_EQ(rwc.size(), sends);
+    // Each QP's completions in the order it was posted to; each exactly once.
+    std::map<uint32_t, size_t> next;
+    for (const WorkCompletion& w : wc) {
+      ASSERT_EQ(w.status, WcStatus::kSuccess) << w.wr_id << ": " << to_string(w.status);
+      const uint32_t qpn = w.qp_num.value();
+      const auto& want = order[qpn];
+      ASSERT_LT(next[qpn], want.size()) << "a completion too many on QP " << qpn;
+      ASSERT_EQ(w.wr_id, want[next[qpn]++]) << "out of order on QP " << qpn;
+      const Posted& p = posted[w.wr_id];
+      const auto at = static_cast<long>(p.slot * kSlot);
+      if (p.op == Op::kRead) {
+        ASSERT_TRUE(std::equal(b.buffer.begin() + static_cast<long>(kReadAt) + at,
+                               b.buffer.begin() + static_cast<long>(kReadAt) + at + p.len, a.buffer.begin() + at))
+            << "read " << w.wr_id;
+      } else {
+        ASSERT_TRUE(std::equal(a.buffer.begin() + at, a.buffer.begin() + at + p.len, b.buffer.begin() + at))
+            << (p.op == Op::kSend ? "send " : "write ") << w.wr_id;
+      }
+    }
+    for (const WorkCompletion& r : rwc) {
+      ASSERT_EQ(r.status, WcStatus::kSuccess);
+      ASSERT_EQ(r.byte_len, posted[r.wr_id].len) << r.wr_id;
+    }
+  }
+  for (size_t k = 0; k < kQps; ++k) {
+    EXPECT_EQ(qa[k]->state(), QpState::kRts);
+    EXPECT_EQ(qb[k]->state(), QpState::kRts);
+  }
+  EXPECT_GT(a.device.counters().qp_parks, 0u) << "more QPs awaited ACKs than stay active";
+  if (c.loss > 0) {
+    EXPECT_GT(a.device.counters().retransmits, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeded, RcImpairedManyQps,
+                         ::testing::Values(Case{0.0, 0.0, 0.0, 21, 4}, Case{0.05, 0.1, 0.05, 22, 6},
+                                           Case{0.20, 0.2, 0.1, 23, 4}, Case{0.0, 0.5, 0.3, 24, 6}));
+
 class UcLossy : public Pair {};
 
 TEST_F(UcLossy, WholeMessagesOrNone) {
