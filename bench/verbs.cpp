@@ -139,30 +139,23 @@ struct Side {
   void connect(const Peer& p) { connect_qp(qp, p); }
   // `n` more RC QPs, each connected to itself and idle: a server's other connections. A step
   // of the device should cost the same with them as without (rc::Device::activate).
-  void add_idle(uint32_t n) {
-    QpInitAttr small = init();
-    small.cap = {16, 16, 1, 1, 64};
-    const uint16_t lid = ctx.query_port(1).port.lid;
-    for (uint32_t i = 0; i < n; ++i) {
-      QueuePair& q = idle.emplace_back(pd.create_qp(small, scq, rcq));
-      connect_qp(q, Peer{lid, q.qp_num(), 0, 0});
-    }
-  }
+  void add_idle(uint32_t n) { add_qps(n, kItself, 14, false); }
   // `n` more RC QPs, each with a zero-length SEND in flight to a QPN that no QP has: the frame
   // is dropped, and the QP awaits an ACK for its retransmission timeout (timeout 31: 2.4 hours)
-  // with nothing else to do.
-  void add_waiting(uint32_t n) {
+  // with nothing else to do (rc::Device::park).
+  void add_waiting(uint32_t n) { add_qps(n, 0xFFFFFE, 31, true); }  // above any QPN handed out
+  static constexpr uint32_t kItself = 0;
+  void add_qps(uint32_t n, uint32_t dest_qpn, uint8_t timeout, bool send) {
     QpInitAttr small = init();
     small.cap = {16, 16, 1, 1, 64};
     const uint16_t lid = ctx.query_port(1).port.lid;
-    constexpr uint32_t kNobody = 0xFFFFFE;  // above any QPN the device hands out
     for (uint32_t i = 0; i < n; ++i) {
       QueuePair& q = idle.emplace_back(pd.create_qp(small, scq, rcq));
-      connect_qp(q, Peer{lid, kNobody, 0, 0}, 31);
+      connect_qp(q, Peer{lid, dest_qpn == kItself ? q.qp_num() : dest_qpn, 0, 0}, timeout);
       SendWr wr;
       wr.wr_id = i;
       wr.opcode = WrOpcode::kSend;
-      if (q.post_send(wr) != 0) std::exit(4);
+      if (send && q.post_send(wr) != 0) std::exit(4);
     }
   }
   void connect_qp(QueuePair& q, const Peer& p, uint8_t timeout = 14) {

@@ -472,7 +472,7 @@ bool Device::progress(AckPolicy acks, Timers timers) {
       Qp& qp = *active_[i];
       ++counters_.qp_visits;
       if (visit(qp, acks, timers)) did = true;
-      const bool timer = qp.req_.ack_timer || qp.req_.rnr_wait;
+      const bool timer = qp.req_.timer_runs();
       if ((timer && active_.size() <= few_active_) || has_untimed_work(qp)) {
         ++i;
         continue;
@@ -488,17 +488,9 @@ bool Device::progress(AckPolicy acks, Timers timers) {
   return did;
 }
 
-namespace {
-// The earlier of the QP's running timers. REQUIRES: one runs.
-TimePoint timer_deadline(const RequesterState& req) {
-  if (req.ack_timer && req.rnr_wait) return std::min(req.ack_deadline, req.rnr_deadline);
-  return req.ack_timer ? req.ack_deadline : req.rnr_deadline;
-}
-}  // namespace
-
 void Device::park(Qp& qp) {
   ++counters_.qp_parks;
-  const TimePoint due = timer_deadline(qp.req_);
+  const TimePoint due = qp.req_.timer_deadline();
   if (timed_.empty() || due < timed_due_) timed_due_ = due;
   qp.timed_at_ = static_cast<uint32_t>(timed_.size());
   timed_.push_back(&qp);
@@ -514,19 +506,17 @@ void Device::unpark(Qp& qp) {
 
 void Device::wake_parked() {
   const TimePoint now = clock_.now();
-  bool first = true;
+  TimePoint next = TimePoint::max();
   for (size_t i = 0; i < timed_.size();) {
     Qp& qp = *timed_[i];
-    const RequesterState& req = qp.req_;
-    const bool runs = req.ack_timer || req.rnr_wait;
-    if (runs && timer_deadline(req) > now) {
-      if (first || timer_deadline(req) < timed_due_) timed_due_ = timer_deadline(req);
-      first = false;
+    if (qp.req_.timer_runs() && qp.req_.timer_deadline() > now) {
+      next = std::min(next, qp.req_.timer_deadline());
       ++i;
-      continue;
+    } else {
+      activate(qp);  // unparks it: timed_[i] is now another QP (or i is past the end)
     }
-    activate(qp);  // unparks it: timed_[i] is now another QP (or i is past the end)
   }
+  timed_due_ = next;  // unused while none is parked
 }
 
 bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
@@ -548,7 +538,7 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
     flush_acks(qp);
     did = true;
   }
-  if (timers == Timers::kRun && (qp.req_.ack_timer || qp.req_.rnr_wait) && run_timers(qp)) did = true;
+  if (timers == Timers::kRun && qp.req_.timer_runs() && run_timers(qp)) did = true;
   if ((qp.state_ == QpState::kRts || (qp.state_ == QpState::kSqd && qp.req_.send_started)) && run_requester(qp))
     did = true;
   if (qp.req_.draining && qp.req_.send_pos == qp.sq_.ring().head() && !qp.req_.send_started) {
@@ -623,8 +613,7 @@ bool Device::hold_acks_without_progress() {
 std::optional<TimePoint> Device::next_deadline() const {
   std::optional<TimePoint> best;
   for (const Qp* qp : active_) {
-    if (qp->req_.ack_timer && (!best || qp->req_.ack_deadline < *best)) best = qp->req_.ack_deadline;
-    if (qp->req_.rnr_wait && (!best || qp->req_.rnr_deadline < *best)) best = qp->req_.rnr_deadline;
+    if (qp->req_.timer_runs() && (!best || qp->req_.timer_deadline() < *best)) best = qp->req_.timer_deadline();
   }
   // The parked ones' (perhaps early: a step then looks and finds the true one).
   if (!timed_.empty() && (!best || timed_due_ < *best)) best = timed_due_;

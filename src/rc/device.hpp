@@ -151,9 +151,9 @@ class Device {
   //
   // A QP whose only work is a timer (awaiting its ACK, or an RNR wait, and nothing else) is
   // not visited either, unless few QPs are active (kFewActive): progress() parks it (timed_)
-  // and looks at the parked QPs only when the earliest of their deadlines has passed. The ACK that stops the timer is a frame, which makes
-  // the QP active again; so a server with many requests in flight visits only the QPs that
-  // frames reached since its last step.
+  // and looks at the parked QPs only when the earliest of their deadlines has passed. The ACK
+  // that stops the timer is a frame, which makes the QP active again; so a server with many
+  // requests in flight visits only the QPs that frames reached since its last step.
   void activate(Qp& qp) {
     if (!qp.active_) {
       if (qp.timed_at_ != Qp::kNotTimed) unpark(qp);

@@ -12,6 +12,7 @@
 // into sq/rq (their own locks; see verbs/queues.hpp).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -60,6 +61,12 @@ struct RequesterState {
   bool rnr_wait = false;
   TimePoint rnr_deadline{};
   Psn rnr_psn{};
+  // Whether either timer runs, and the earlier deadline of those that do (REQUIRES: one runs).
+  bool timer_runs() const { return ack_timer || rnr_wait; }
+  TimePoint timer_deadline() const {
+    if (ack_timer && rnr_wait) return std::min(ack_deadline, rnr_deadline);
+    return ack_timer ? ack_deadline : rnr_deadline;
+  }
   // A go-back triggered by a response (an implied NAK, a gap in read responses) is under way:
   // further triggers wait until something new is acknowledged (rxe's started_retry), so one
   // loss does not set off a retransmission for every late or duplicate response.
