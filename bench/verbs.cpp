@@ -206,13 +206,14 @@ struct Side {
     const auto& d = ctx.native().device().counters();
     std::fprintf(stderr,
                  "pid %d: engine steps %lu (own %lu) sleeps %lu wakeups %lu inline %lu busy posts %lu; "
-                 "shm sent %lu received %lu refused %lu doorbells %lu; "
-                 "device tx %lu rx %lu retransmits %lu timeouts %lu rnr sent %lu received %lu\n",
+                 "shm sent %lu received %lu refused %lu doorbells %lu stall rings %lu (away %lu); "
+                 "device tx %lu rx %lu retransmits %lu timeouts %lu rnr sent %lu received %lu walks skipped %lu\n",
                  ::getpid(), e.steps.load(), e.engine_steps.load(), e.sleeps.load(), e.wakeups.load(),
                  e.inline_steps.load(), e.busy_posts.load(),
                  l ? l->counters().frames_sent : 0, l ? l->counters().frames_received : 0, l ? l->counters().refused : 0,
-                 l ? l->counters().doorbells : 0, d.tx_packets, d.rx_packets, d.retransmits, d.timeouts, d.rnr_naks_sent,
-                 d.rnr_naks_received);
+                 l ? l->counters().doorbells : 0, l ? l->counters().stall_rings : 0, l ? l->counters().away_rings : 0,
+                 d.tx_packets, d.rx_packets, d.retransmits, d.timeouts, d.rnr_naks_sent, d.rnr_naks_received,
+                 d.walks_skipped);
   }
   Context ctx;
   ProtectionDomain pd;
@@ -240,6 +241,8 @@ struct Latency {
   double p50_us = 0;   // half round trip, percentiles of the individual round trips
   double p99_us = 0;
   double p999_us = 0;
+  uint64_t slow_rtts = 0;  // round trips of 10 us and more
+  double slow_share = 0;   // their share of the timed run
 };
 
 // RC SEND/RECV ping-pong: both sides keep receives posted; A sends, B answers. A (the
@@ -321,6 +324,13 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     l.p50_us = half(0.5);
     l.p99_us = half(0.99);
     l.p999_us = half(0.999);
+    // Where the mean and the median part: round trips of 10 us and more (a thread pre-empted,
+    // an engine woken on a busy vCPU), their number and their share of the timed run.
+    const auto slow_from = std::lower_bound(rtt.begin(), rtt.end(), static_cast<uint64_t>(10.0 / us_per_stamp));
+    l.slow_rtts = static_cast<uint64_t>(rtt.end() - slow_from);
+    double slow_us = 0;
+    for (auto it = slow_from; it != rtt.end(); ++it) slow_us += static_cast<double>(*it) * us_per_stamp;
+    l.slow_share = slow_us / (ns / 1000.0);
   }
   return l;
 }
@@ -537,9 +547,10 @@ int main(int argc, char** argv) {
       const Latency l = latency(s, true, a, sv[0]);
       value = l.mean_us;
       fmt::print("{{\"bench\":\"verbs_rc_send_lat\",\"size\":{},\"half_rtt_us\":{:.4f},\"half_rtt_us_p50\":{:.4f},"
-                 "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"iters\":{},\"idle_qps\":{},"
-                 "\"waiting_qps\":{}}}\n",
-                 a.size, value, l.p50_us, l.p99_us, l.p999_us, a.iters, a.idle_qps, a.waiting_qps);
+                 "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"rtts_over_10us\":{},"
+                 "\"time_share_over_10us\":{:.4f},\"iters\":{},\"idle_qps\":{},\"waiting_qps\":{}}}\n",
+                 a.size, value, l.p50_us, l.p99_us, l.p999_us, l.slow_rtts, l.slow_share, a.iters, a.idle_qps,
+                 a.waiting_qps);
     } else if (a.mode == "bw") {
       value = bandwidth(s, peer, a);
       fmt::print("{{\"bench\":\"verbs_rc_{}_bw\",\"size\":{},\"MBps\":{:.1f},\"iters\":{}}}\n", a.op, a.size, value, a.iters);

@@ -217,8 +217,11 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   // which went out first (above). Only a poll's step holds, for the answer that follows it.
   if (!sent_first || received) {
     const bool answered = kind == StepKind::kPoll && cq != nullptr && cq->queued() >= want;
-    did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow,
-                            answered ? Timers::kLater : Timers::kRun);
+    // A poll's step with its answer that took only fast-path SENDs to one QP: holding that
+    // QP's ACK is all progress() would do (rc::Device::hold_acks_without_progress).
+    if (!(answered && device_.hold_acks_without_progress()))
+      did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow,
+                              answered ? Timers::kLater : Timers::kRun);
   }
   if (hook_) {
     if (hook_watch_ == nullptr) {

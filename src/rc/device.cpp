@@ -228,6 +228,7 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   if (to != QpState::kSqd) qp->req_.draining = false;
   if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr) qp->req_.next_psn = qp->req_.una = a.sq_psn;
   activate(*qp);  // a new state may let it send (SQD -> RTS), drain or flush
+  owed_ = true;    // ... in the next progress()
   return Status();
 }
 
@@ -247,6 +248,7 @@ void Device::reset_transport(Qp& qp) {
 }
 
 void Device::to_error(Qp& qp) {
+  owed_ = true;  // its flush waits for progress()
   qp.state_ = QpState::kError;
   qp.attr_.qp_state = QpState::kError;
   qp.req_.ack_timer = qp.req_.rnr_wait = false;
@@ -597,7 +599,9 @@ void Device::deactivate(Qp* qp) {
 }
 
 bool Device::hold_acks_without_progress() {
-  if (owed_ || holds_acks_ || refused_) return false;
+  // Work progress() would find: a QP another thread posted to (adopt_posted), or one that a
+  // modify or an error made active (owed_).
+  if (owed_ || holds_acks_ || refused_ || has_posted_.load(std::memory_order_relaxed)) return false;
   if (ack_qp_ != nullptr) {
     Qp& qp = *ack_qp_;
     // As progress() decides: only a QP whose ACK timeout allows it holds (else it goes now).
@@ -607,6 +611,7 @@ bool Device::hold_acks_without_progress() {
     holds_acks_ = true;
     ack_qp_ = nullptr;
   }
+  ++counters_.walks_skipped;
   return true;
 }
 

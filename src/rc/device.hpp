@@ -85,6 +85,8 @@ struct DeviceCounters {
   uint64_t fast_sent = 0;            // one-packet WQEs the requester's fast path sent (send_one_packet)
   uint64_t qp_visits = 0;            // QPs progress() looked at (it visits only those with work)
   uint64_t qp_parks = 0;             // QPs parked with only a timer running (Device::park)
+  uint64_t walks_skipped = 0;        // polls' steps that held an ACK without progress()'s walk
+                                     // (hold_acks_without_progress)
   std::array<uint64_t, static_cast<size_t>(Drop::kCount)> drops{};
   uint64_t dropped(Drop d) const { return drops[static_cast<size_t>(d)]; }
 };
@@ -210,9 +212,9 @@ class Device {
   static constexpr uint32_t kMaxTimerDeferrals = 16;
   bool progress(AckPolicy acks = AckPolicy::kSendNow, Timers timers = Timers::kRun);
   // For the step of an application's poll that has its answer (kHoldOneStep): when every frame
-  // received since the last progress() was a one-packet SEND of the fast path, to one QP, and
-  // no ACK is held yet and no output waits for the link, all that progress() would do is hold
-  // that QP's ACK. This holds it without progress()'s walk over the active QPs and returns
+  // received since the last progress() was a one-packet SEND of the fast path, to one QP, no
+  // ACK is held yet, no output waits for the link, and no modify, error or other thread's post
+  // has given a QP work since, all that progress() would do is hold that QP's ACK. This holds it without progress()'s walk over the active QPs and returns
   // true; otherwise it changes nothing and returns false, and the caller runs progress(). The
   // walk is on the path from a ping-pong's request to its answer (8-byte half round trip,
   // interleaved runs: see src/rc/README.md).

@@ -113,6 +113,13 @@ TEST_F(RcResponderProtocol, PsnGapIsNakedOnceWithTheExpectedPsn) {
 class RcResponderProtocolHoldsAcks : public RcResponderProtocol {
  protected:
   RcResponderProtocolHoldsAcks() { options.timeout = rc::kHoldAckMinTimeout; }
+  void SetUp() override {
+    RcResponderProtocol::SetUp();
+    // The connection's modifies owe a walk (a new state may give the QP work): the step after
+    // them walks, as it does here.
+    EXPECT_FALSE(device.hold_acks_without_progress());
+    EXPECT_TRUE(progress().empty());
+  }
   std::vector<Sent> progress_holding() {
     device.progress(rc::Device::AckPolicy::kHoldOneStep);
     return sink.take();
@@ -232,6 +239,51 @@ TEST_F(RcResponderProtocolHoldsAcks, AnythingButAFastPathSendLeavesTheWalkToProg
   EXPECT_FALSE(device.hold_acks_without_progress());
   progress();
   EXPECT_TRUE(device.hold_acks_without_progress()) << "nothing came in since the walk: nothing to hold";
+}
+
+// Work that reached a QP other than through a fast-path SEND since the last walk leaves the
+// walk to progress(): a modify (a new state may let it send, drain or flush), an error (its
+// flush), and a post by a thread that could not take the device lock (queued for the walk).
+TEST_F(RcResponderProtocolHoldsAcks, AModifyAnErrorOrAnotherThreadsPostLeavesTheWalkToProgress) {
+  post_recv(qp, 1, 4096, 64);
+  post_recv(qp, 2, 8192, 64);
+  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
+  QpAttr at;
+  at.qp_access_flags = options.access;  // RTS -> RTS
+  const Status st = device.modify_qp(qp, at, attr::kAccessFlags);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(only_ack(sink.take()).psn(), epsn()) << "a modify sends what the QP owes first";
+  EXPECT_FALSE(device.hold_acks_without_progress());
+  EXPECT_TRUE(progress_holding().empty());
+  EXPECT_EQ(poll(rcq).size(), 1u);
+
+  // Another thread's post, queued for the walk: the step that skipped it would leave the
+  // request unsent until some later walk.
+  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 16));
+  post_send(qp, 3, 0, 8);
+  device.queue_posted(*qp);
+  EXPECT_FALSE(device.hold_acks_without_progress());
+  std::vector<Sent> sent = progress_holding();
+  ASSERT_EQ(sent.size(), 1u) << "the request; the ACK held";
+  EXPECT_EQ(sent[0].opcode, Opcode::kRcSendOnly);
+  EXPECT_EQ(only_ack(progress_holding()).psn(), epsn() + 1);
+  EXPECT_EQ(poll(rcq).size(), 1u);
+
+  // To Error: the remaining receive WQE is flushed by the walk.
+  deliver(req(Opcode::kRcSendOnly, 2, true), bytes(0, 16));  // no receive WQE: the general path
+  sink.take();
+  progress();
+  sink.take();
+  post_recv(qp, 4, 4096, 64);
+  at = {};
+  at.qp_state = QpState::kError;
+  ASSERT_TRUE(device.modify_qp(qp, at, attr::kState).ok());
+  EXPECT_FALSE(device.hold_acks_without_progress()) << "its flush waits for the walk";
+  progress();
+  const std::vector<WorkCompletion> flushed = poll(rcq);
+  ASSERT_EQ(flushed.size(), 1u);
+  EXPECT_EQ(flushed[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(flushed[0].wr_id, 4u);
 }
 
 // An ACK that is not held goes ahead of a request posted after its request arrived, as a

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "verbs/rc_suite.hpp"
@@ -61,6 +62,84 @@ TEST_P(Rc, AWriteIsServedWhileItsTargetHoldsTheLeaseButStoppedReading) {
     EXPECT_FALSE(shm->inbox().away());
     EXPECT_EQ(a.ctx->shm_link()->counters().away_rings, 0u);
   }
+}
+
+// A ping-pong's polls: each poll's step that has its answer and took nothing but the
+// fast-path SEND holds that SEND's ACK without walking the active QPs (rc::Device::
+// hold_acks_without_progress, on the path from a request to its answer). Every message and
+// every signaled send's completion still arrives, once, in order. The engines are stopped and
+// one thread plays both sides in turn, so every step is an application's and the count is
+// exact: on shared memory a poll stops at its answer, ahead of the ACK behind it, and every
+// request skips the walk. The loopback link hands a step every frame queued for it, the ACK with the request,
+// so there only the traffic is checked.
+TEST_P(Rc, APingPongsPollsHoldTheirAcksWithoutWalkingTheQps) {
+  constexpr uint32_t kRounds = 200;
+  constexpr uint32_t kSignalEvery = 16;  // every 16th SEND signaled and awaited (bench_verbs lat)
+  a.ctx->engine().stop();
+  b.ctx->engine().stop();
+  for (uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(post_recv(a, qa, i, {a.sge(4096 + 64 * i, 64)}).ok());
+    ASSERT_TRUE(post_recv(b, qb, i, {b.sge(4096 + 64 * i, 64)}).ok());
+  }
+  {
+    std::lock_guard lock(b.ctx->device().lock());
+    b.ctx->device().progress();  // the walk that the connection's modifies owe
+  }
+  const uint64_t skipped_before = b.ctx->device().counters().walks_skipped;
+  std::array<WorkCompletion, 1> wc;
+  // Polls s's cq for one completion. Meanwhile `other` polls its send CQ (empty): its idle
+  // steps send an ACK its last step held (the peer's engine is stopped too).
+  auto take = [&](Side& s, Cq* cq, WcOpcode op, Side* other = nullptr) {
+    size_t got = 0;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (got == 0 && std::chrono::steady_clock::now() < limit) {
+      got = s.ctx->poll_cq(cq, wc);
+      std::array<WorkCompletion, 1> none;
+      if (got == 0 && other != nullptr) {
+        EXPECT_EQ(other->ctx->poll_cq(other->scq, none), 0u);
+      }
+    }
+    EXPECT_EQ(got, 1u);
+    EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(wc[0].opcode, op);
+    return wc[0];
+  };
+  // s sends `v` on q (signaled every kSignalEvery-th round); the peer p takes it on its QP.
+  auto send = [&](Side& s, rc::Qp* q, uint32_t round, uint32_t v) {
+    std::memcpy(s.buffer.data(), &v, 4);
+    const Sge sge = s.sge(0, 4);
+    SendWr wr;
+    wr.wr_id = round;
+    wr.send_flags = round % kSignalEvery == kSignalEvery - 1 ? send_flag::kSignaled : 0u;
+    wr.sg_list = {&sge, 1};
+    EXPECT_TRUE(post_send(s, q, wr).ok());
+    return wr.send_flags != 0;
+  };
+  auto receive = [&](Side& s, rc::Qp* q) {
+    const WorkCompletion in = take(s, s.rcq, WcOpcode::kRecv);
+    uint32_t v = 0;
+    std::memcpy(&v, s.buffer.data() + 4096 + 64 * in.wr_id, 4);
+    EXPECT_TRUE(post_recv(s, q, in.wr_id, {s.sge(4096 + 64 * in.wr_id, 64)}).ok());
+    return v;
+  };
+  for (uint32_t r = 0; r < kRounds && !HasFailure(); ++r) {
+    const bool a_signaled = send(a, qa, r, 2 * r);
+    EXPECT_EQ(receive(b, qb), 2 * r) << "round " << r;
+    const bool b_signaled = send(b, qb, r, 2 * r + 1);
+    EXPECT_EQ(receive(a, qa), 2 * r + 1) << "round " << r;
+    if (a_signaled) {
+      EXPECT_EQ(take(a, a.scq, WcOpcode::kSend).wr_id, r);
+    }
+    if (b_signaled) {
+      EXPECT_EQ(take(b, b.scq, WcOpcode::kSend, &a).wr_id, r);
+    }
+  }
+  const uint64_t skipped = b.ctx->device().counters().walks_skipped - skipped_before;
+  if (b.ctx->shm_link() != nullptr) {
+    EXPECT_EQ(skipped, kRounds) << "B's polls walked the QPs for a request";
+  }
+  a.ctx->engine().start();
+  b.ctx->engine().start();
 }
 
 // perftest's ib_write_lat: each side's last poll finds its completion, and then it spins on
