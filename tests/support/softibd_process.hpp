@@ -3,10 +3,17 @@
 // caller waits for "ready" rather than sleeping, and killed (SIGTERM, then SIGKILL) when the
 // object goes. The binary is `softibd` (tests: CMake passes $<TARGET_FILE:softibd> as
 // SOFTIB_SOFTIBD, the default).
+//
+// A caller that dies without running the destructor (a signal: SIGPIPE when a benchmark's
+// reader goes away, SIGKILL, an abort) takes the daemon with it: the daemon is asked for
+// SIGTERM when the thread that started it ends (PR_SET_PDEATHSIG). Before, each such death
+// left a softibd running (20 at once after one broken benchmark loop). So: create the object
+// on a thread that outlives it (a test's or a benchmark's main thread).
 #pragma once
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,8 +46,12 @@ class SoftibdProcess {
     socket_ = run + "/softibd.sock";
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) return;
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ == 0) {
+      // Dies with its starter; if the starter is already gone, at once (the request is only
+      // heard for deaths after it).
+      if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(126);
       ::dup2(ready[1], 3);  // --ready-fd 3 (dup2 clears CLOEXEC)
       std::vector<std::string> args = {binary, "--fabric", name_, "--topology", topology,
                                        "--runtime-dir", run, "--state-dir", state, "--ready-fd", "3"};
@@ -65,6 +76,7 @@ class SoftibdProcess {
   bool ready() const { return ready_; }
   const std::string& name() const { return name_; }
   const std::string& socket() const { return socket_; }
+  const std::string& dir() const { return dir_; }  // the temporary directory it runs under
   pid_t pid() const { return pid_; }
 
   void stop() {

@@ -7,6 +7,7 @@
 // moving intact bytes, and nothing may be left behind: softibd's descriptors and the
 // survivor's descriptors and shared-memory mappings return to what they were before the
 // victim came.
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -314,6 +315,53 @@ TEST_F(KillTest, TheSurvivorRetriesOutWithinItsTimeoutOtherQpsGoOnAndNothingLeak
   EXPECT_EQ(count_fds(::getpid()), my_fds) << "the survivor's descriptors";
   EXPECT_EQ(count_memfd_mappings(), my_maps) << "the survivor's shared-memory mappings";
   EXPECT_EQ(bystander.finish(), 0);
+}
+
+// Whether process `pid` has ended (gone, or a zombie nobody has reaped yet).
+bool ended(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, comm, state;
+  stat >> pid_field >> comm >> state;
+  return state == "Z";
+}
+
+// A test or a benchmark killed before its destructors run (SIGKILL here; SIGPIPE when a
+// benchmark's reader goes away) takes its private softibd with it (PR_SET_PDEATHSIG). Before,
+// the daemon stayed, with its fabric's directories, until someone killed it by hand.
+TEST(SoftibdProcessTest, ADaemonDiesWithTheProcessThatStartedIt) {
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t starter = ::fork();
+  ASSERT_GE(starter, 0);
+  if (starter == 0) {
+    ::close(report[0]);
+    SoftibdProcess daemon;
+    const pid_t pid = daemon.ready() ? daemon.pid() : 0;
+    char dir[256] = {};
+    std::snprintf(dir, sizeof dir, "%s", daemon.dir().c_str());
+    if (::write(report[1], &pid, sizeof pid) != sizeof pid || ::write(report[1], dir, sizeof dir) != sizeof dir) ::_exit(3);
+    ::raise(SIGKILL);  // no destructor runs
+    ::_exit(4);
+  }
+  ::close(report[1]);
+  pid_t daemon_pid = 0;
+  char dir[256] = {};
+  const bool got = ::read(report[0], &daemon_pid, sizeof daemon_pid) == sizeof daemon_pid &&
+                   ::read(report[0], dir, sizeof dir) == sizeof dir;
+  ::close(report[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(starter, &status, 0), starter);
+  ASSERT_TRUE(got) << "the starter reported no daemon";
+  ASSERT_GT(daemon_pid, 0) << "softibd did not come up";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ended(daemon_pid) && std::chrono::steady_clock::now() < limit) ::usleep(1000);
+  const bool gone = ended(daemon_pid);
+  if (!gone) ::kill(daemon_pid, SIGKILL);  // leave nothing behind either way
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  EXPECT_TRUE(gone) << "softibd " << daemon_pid << " outlived the process that started it";
 }
 
 }  // namespace
