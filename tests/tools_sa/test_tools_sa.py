@@ -38,10 +38,13 @@ def wait_sa(fab, host="host-a", deadline_s=60):
 
 def case_no_daemon():
     fab = SoftibFabric(SOFTIB)  # never brought up
-    for argv in (("saquery",), ("tracert", "1", "3"), ("routes", "2")):
-        r = fab.run(*argv)
-        check(r.returncode == 3, f"{argv}: no daemon should exit 3", r)
-        check("softibd" in r.stderr or "daemon" in r.stderr, f"{argv}: names the missing daemon", r)
+    try:
+        for argv in (("saquery",), ("tracert", "1", "3"), ("routes", "2")):
+            r = fab.run(*argv)
+            check(r.returncode == 3, f"{argv}: no daemon should exit 3", r)
+            check("softibd" in r.stderr or "daemon" in r.stderr, f"{argv}: names the missing daemon", r)
+    finally:
+        fab.cleanup()  # its temporary directory (it left one behind on every run)
 
 
 def case_bad_lid():
