@@ -41,7 +41,9 @@ class SoftibdProcess {
     std::random_device rd;
     name_ = "t" + std::to_string(rd() % 1000000000u);
     char tmpl[] = "/tmp/softib-test-XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
+    const char* made = ::mkdtemp(tmpl);
+    if (made == nullptr) return;  // not ready(): the caller's test fails on that
+    dir_ = made;
     const std::string run = dir_ + "/run", state = dir_ + "/state";
     socket_ = run + "/softibd.sock";
     int ready[2];
@@ -80,7 +82,10 @@ class SoftibdProcess {
   pid_t pid() const { return pid_; }
 
   void stop() {
-    if (pid_ <= 0) return;
+    if (pid_ <= 0) {
+      remove_dir();  // never started (no pipe, no fork): the directory is all there is
+      return;
+    }
     ::kill(pid_, SIGTERM);
     for (int i = 0; i < 500; ++i) {
       if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
@@ -94,11 +99,17 @@ class SoftibdProcess {
       ::waitpid(pid_, nullptr, 0);
       pid_ = 0;
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    remove_dir();
   }
 
  private:
+  void remove_dir() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    dir_.clear();
+  }
+
   std::string name_, dir_, socket_;
   pid_t pid_ = 0;
   bool ready_ = false;
