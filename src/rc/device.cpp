@@ -248,7 +248,6 @@ void Device::reset_transport(Qp& qp) {
 }
 
 void Device::to_error(Qp& qp) {
-  owed_ = true;  // its flush waits for progress()
   qp.state_ = QpState::kError;
   qp.attr_.qp_state = QpState::kError;
   qp.req_.ack_timer = qp.req_.rnr_wait = false;
@@ -600,7 +599,9 @@ void Device::deactivate(Qp* qp) {
 
 bool Device::hold_acks_without_progress() {
   // Work progress() would find: a QP another thread posted to (adopt_posted), or one that a
-  // modify or an error made active (owed_).
+  // modify made active (owed_). A QP sent to Error needs no mark of its own: to_error() runs
+  // inside a modify, a walk (which flushes it before it ends) or a frame that is not a
+  // fast-path SEND (owed_ already).
   if (owed_ || holds_acks_ || refused_ || has_posted_.load(std::memory_order_relaxed)) return false;
   if (ack_qp_ != nullptr) {
     Qp& qp = *ack_qp_;

@@ -214,10 +214,11 @@ class Device {
   // For the step of an application's poll that has its answer (kHoldOneStep): when every frame
   // received since the last progress() was a one-packet SEND of the fast path, to one QP, no
   // ACK is held yet, no output waits for the link, and no modify, error or other thread's post
-  // has given a QP work since, all that progress() would do is hold that QP's ACK. This holds it without progress()'s walk over the active QPs and returns
-  // true; otherwise it changes nothing and returns false, and the caller runs progress(). The
-  // walk is on the path from a ping-pong's request to its answer (8-byte half round trip,
-  // interleaved runs: see src/rc/README.md).
+  // has given a QP work since, all that progress() would do is hold that QP's ACK. This holds
+  // it without progress()'s walk over the active QPs and returns true; otherwise it changes
+  // nothing and returns false, and the caller runs progress(). The walk is on the path from a
+  // ping-pong's request to its answer (8-byte half round trip, interleaved runs: see
+  // src/rc/README.md).
   bool hold_acks_without_progress();
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
   std::optional<TimePoint> next_deadline() const;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/file.hpp"
+#include "base/process.hpp"
 #include "ipc/client.hpp"
 #include "ipc/paths.hpp"
 
@@ -124,11 +124,10 @@ namespace {
 
 // Waits for `pidfd` to turn readable (the process ended).
 Result<void> wait_gone(int pidfd, pid_t pid, Duration timeout, const std::string& name) {
-  pollfd p{pidfd, POLLIN, 0};
-  const int n = ::poll(&p, 1, static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+  const bool gone = wait_for_pidfd(pidfd, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   ::close(pidfd);
   ::waitpid(pid, nullptr, WNOHANG);  // reap it if it was our child
-  if (n <= 0) return Status(Code::kTimeout, fmt::format("softibd of fabric \"{}\" did not stop", name));
+  if (!gone) return Status(Code::kTimeout, fmt::format("softibd of fabric \"{}\" did not stop", name));
   return {};
 }
 
@@ -139,7 +138,7 @@ Result<void> down_by_pid_file(const std::string& dir, const std::string& name, D
   if (!text) return Err{text.error()};
   const long pid = std::strtol(text->c_str(), nullptr, 10);
   if (pid <= 1) return Status(Code::kInvalidArgument, fmt::format("{}/softibd.pid holds no pid", dir));
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+  const int pidfd = open_pidfd(static_cast<pid_t>(pid));
   if (pidfd < 0) return {};  // already gone
   if (::kill(static_cast<pid_t>(pid), SIGTERM) != 0) {
     ::close(pidfd);
@@ -163,7 +162,7 @@ Result<void> down(const std::string& fabric, Duration timeout, const std::string
     return info ? info->pid : 0u;
   }();
   // A pidfd becomes readable when the process ends: no polling loop, no sleeps.
-  const int pidfd = pid ? static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0)) : -1;
+  const int pidfd = pid ? open_pidfd(static_cast<pid_t>(pid)) : -1;
   SOFTIB_TRY(c->shutdown());
   if (pidfd < 0) return {};  // it was already gone (or we cannot watch it): shutdown was acknowledged
   return wait_gone(pidfd, static_cast<pid_t>(pid), timeout, *name);

@@ -22,8 +22,9 @@
 #include <filesystem>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "base/process.hpp"
 
 namespace softib::testing {
 
@@ -87,18 +88,10 @@ class SoftibdProcess {
       return;
     }
     ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 500; ++i) {
-      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-        pid_ = 0;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // bounded wait for exit
-    }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = 0;
-    }
+    // Our unreaped child: its pid cannot be reused, so the pidfd opened now is its own.
+    if (!wait_for_exit(pid_, std::chrono::seconds(5))) ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = 0;
     remove_dir();
   }
 

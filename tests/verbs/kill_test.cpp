@@ -7,7 +7,6 @@
 // moving intact bytes, and nothing may be left behind: softibd's descriptors and the
 // survivor's descriptors and shared-memory mappings return to what they were before the
 // victim came.
-#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,6 +18,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/process.hpp"
 #include "verbs/fixture.hpp"
 
 namespace softib::testing {
@@ -317,15 +317,6 @@ TEST_F(KillTest, TheSurvivorRetriesOutWithinItsTimeoutOtherQpsGoOnAndNothingLeak
   EXPECT_EQ(bystander.finish(), 0);
 }
 
-// Whether process `pid` has ended (gone, or a zombie nobody has reaped yet).
-bool ended(pid_t pid) {
-  if (::kill(pid, 0) != 0) return errno == ESRCH;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string pid_field, comm, state;
-  stat >> pid_field >> comm >> state;
-  return state == "Z";
-}
-
 // A test or a benchmark killed before its destructors run (SIGKILL here; SIGPIPE when a
 // benchmark's reader goes away) takes its private softibd with it (PR_SET_PDEATHSIG). Before,
 // the daemon stayed, with its fabric's directories, until someone killed it by hand.
@@ -355,9 +346,7 @@ TEST(SoftibdProcessTest, ADaemonDiesWithTheProcessThatStartedIt) {
   ASSERT_TRUE(got) << "the starter reported no daemon";
   ASSERT_GT(daemon_pid, 0) << "softibd did not come up";
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!ended(daemon_pid) && std::chrono::steady_clock::now() < limit) ::usleep(1000);
-  const bool gone = ended(daemon_pid);
+  const bool gone = wait_for_exit(daemon_pid, std::chrono::seconds(10));
   if (!gone) ::kill(daemon_pid, SIGKILL);  // leave nothing behind either way
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);

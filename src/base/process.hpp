@@ -1,0 +1,23 @@
+// Waiting for a process to end without a polling loop: a pidfd (pidfd_open(2), Linux 5.3+)
+// turns readable when its process ends, whether or not it is the caller's child.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+
+namespace softib {
+
+// Waits up to `timeout` for the process behind `pidfd` to end; true if it has (a zombie has).
+// Neither closes the pidfd nor reaps the process.
+bool wait_for_pidfd(int pidfd, std::chrono::milliseconds timeout);
+
+// wait_for_pidfd() for `pid`; true also when no such process exists (gone and reaped). The
+// pidfd opened by pid is another process's only if `pid` was reaped and reused meanwhile: not
+// so for the caller's unreaped child; callers that signal another process open it first.
+bool wait_for_exit(pid_t pid, std::chrono::milliseconds timeout);
+
+// pidfd_open(2): the fd, or -1 with errno (ESRCH: no such process).
+int open_pidfd(pid_t pid);
+
+}  // namespace softib
