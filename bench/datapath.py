@@ -34,7 +34,10 @@ Anchors (bench/anchors/README.md): UCX ucx_perftest tag_lat/tag_bw over posix (a
 for bandwidth), our libfabric shm RMA program (anchor_fi_rma_bw), the cache-line ping-pong
 (anchor_cacheline_pingpong) and single-thread memcpy (anchor_memcpy_bw).
 
-  python3 bench/datapath.py [--quick] [--runs R] [--sizes 64,4K,1M] [--only lat,bw,rate]
+  python3 bench/datapath.py [--quick] [--runs R] [--sizes 64,4K,1M] [--only lat,evlat,bw,rate]
+
+evlat is the ping-pong in event mode: both sides sleep on a completion channel (ours) or in
+ucx_perftest -E sleep (UCX) until their message arrives.
 """
 
 import argparse
@@ -345,7 +348,7 @@ def parse_ucx_final(text):
             "bw_avg_MiBps": v[4], "bw_overall_MiBps": v[5], "rate_avg": v[6], "rate_overall": v[7]}
 
 
-def ucx_perftest(exe, config, test, size, iters, warmup, timeout):
+def ucx_perftest(exe, config, test, size, iters, warmup, timeout, extra=()):
     """One ucx_perftest server/client pair on localhost with a private port, both with the
     environment of UCX_CONFIGS[config]. The server is started first and the client only once
     /proc shows the server listening; the server is always stopped (it exits by itself after
@@ -369,7 +372,7 @@ def ucx_perftest(exe, config, test, size, iters, warmup, timeout):
                 last = f"server exited ({server.returncode}): " + tail(server.stderr.read())
                 continue  # lost the port to someone else: try another
             rc, out, err = run([exe, "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size), "-n", str(iters),
-                                "-w", str(warmup)], env, timeout)
+                                "-w", str(warmup)] + list(extra), env, timeout)
             if rc == 0:
                 return parse_ucx_final(out)
             last = f"client exit {rc}: " + tail(out + "\n" + err)
@@ -440,10 +443,10 @@ class Harness:
             raise AnchorError(f"fi_rma_bw exit {rc}: " + tail(err or out))
         return got
 
-    def ucx(self, config, test, size, iters, warmup):
+    def ucx(self, config, test, size, iters, warmup, extra=()):
         if not self.ucx_exe:
             raise AnchorError("ucx_perftest not found (scripts/bootstrap.sh --bench installs ucx-utils)")
-        return ucx_perftest(self.ucx_exe, config, test, size, iters, warmup, self.timeout)
+        return ucx_perftest(self.ucx_exe, config, test, size, iters, warmup, self.timeout, extra)
 
     def ours(self, argv, bench, key):
         if self.softib_note:
@@ -562,6 +565,28 @@ class Harness:
             ("cacheline_pingpong", cacheline, {"statistic": "one-way, min of the probe's runs"}),
         ], probes, {"iters": iters})
 
+    def evlat(self):
+        """The ping-pong with both sides asleep until their message arrives: each waits on a
+        completion channel (perftest's -e), against ucx_perftest's sleep mode (-E sleep: the
+        worker waits on its event fd), both over shared memory. A wake-up costs tens of
+        microseconds on these VMs, so this measures how many a message takes."""
+        iters = 20_000 if self.quick else 100_000
+        warmup = 500 if self.quick else 2_000
+
+        def ucx_evlat():
+            r = self.ucx("posix", "tag_lat", 8, iters, warmup, ["-E", "sleep"])
+            return {"value": r["lat_overall_us"], "p50": r["lat_p50_us"]}
+
+        res, probes = self.rounds([
+            ("ucx", ucx_evlat),
+            ("ours", lambda: self.ours(["lat", "--event", "--size", "8", "--iters", str(iters)],
+                                       "verbs_rc_send_event_lat", "half_rtt_us")),
+        ])
+        self.emit("verbs_rc_send_event_lat", 8, "us", "lower", res["ours"], [
+            ("ucx_tag_lat_posix_sleep", res["ucx"],
+             dict(UCX_CONFIGS["posix"], wait_mode="sleep", statistic="overall mean half round trip")),
+        ], probes, {"iters": iters})
+
     def bw_iters(self, size):
         """Operations per run: about `budget` bytes, but enough that a run of small
         messages lasts long enough to be more than its start-up (UCX moves 64 B messages at
@@ -643,8 +668,8 @@ def parse_sizes(text):
 def parse_only(text):
     parts = [p.strip() for p in text.split(",") if p.strip()]
     for p in parts:
-        if p not in ("lat", "bw", "rate"):
-            raise argparse.ArgumentTypeError(f"--only takes lat, bw, rate (got {p})")
+        if p not in ("lat", "evlat", "bw", "rate"):
+            raise argparse.ArgumentTypeError(f"--only takes lat, evlat, bw, rate (got {p})")
     return parts
 
 
@@ -654,7 +679,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer sizes, fewer iterations, 2 rounds")
     ap.add_argument("--runs", type=int, help="rounds per figure, best of (default 3; 2 with --quick)")
     ap.add_argument("--sizes", type=parse_sizes, help="bandwidth sizes, e.g. 64,4K,1M (default 64 B..4 MiB by 4x)")
-    ap.add_argument("--only", type=parse_only, default=["lat", "bw", "rate"], help="lat,bw,rate (any of)")
+    ap.add_argument("--only", type=parse_only, default=["lat", "evlat", "bw", "rate"],
+                    help="lat,evlat,bw,rate (any of)")
     ap.add_argument("--build", default=os.path.join(TOP, "build", "release"), help="build directory")
     ap.add_argument("--bench-verbs", help="softib's benchmark binary (default BUILD/bench/bench_verbs)")
     ap.add_argument("--timeout", type=float, help="seconds per program run (default 60; 30 with --quick)")
@@ -680,6 +706,8 @@ def main():
     try:
         if "lat" in args.only:
             h.lat()
+        if "evlat" in args.only:
+            h.evlat()
         if "bw" in args.only:
             for size in sizes:
                 h.bw(size)

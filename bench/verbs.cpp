@@ -3,6 +3,8 @@
 //
 //   bench_verbs lat  --size 8 --iters N        RC SEND/RECV ping-pong: half round trip
 //                    [--perftest]               the same in perftest's ib_send_lat loop
+//                    [--event]                  each side sleeps for its receive's completion
+//                                               on a completion channel (perftest's -e)
 //   bench_verbs bw   --op write|read --size N --iters K   RDMA WRITE/READ bandwidth
 //   bench_verbs rate --size 64 --iters N       SEND message rate
 //
@@ -30,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,7 @@ struct Args {
   std::string socket;
   bool pin = false;
   bool perftest = false;  // lat: perftest's ib_send_lat loop (see latency())
+  bool event = false;     // lat: receives' completions awaited on a completion channel
   uint32_t idle_qps = 0;  // lat, selflat: more RC QPs on each side, in RTS, that carry nothing
   uint32_t waiting_qps = 0;  // lat, selflat: more RC QPs on each side, each awaiting an ACK
 };
@@ -65,7 +69,7 @@ struct Peer {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
-               "[--socket PATH] [--pin] [--perftest] [--idle-qps N] [--waiting-qps N]\n");
+               "[--socket PATH] [--pin] [--perftest] [--event] [--idle-qps N] [--waiting-qps N]\n");
   std::exit(2);
 }
 
@@ -86,12 +90,14 @@ Args parse(int argc, char** argv) {
     else if (k == "--socket") a.socket = next();
     else if (k == "--pin") a.pin = true;
     else if (k == "--perftest") a.perftest = true;
+    else if (k == "--event") a.event = true;
     else if (k == "--idle-qps") a.idle_qps = static_cast<uint32_t>(std::stoul(next()));
     else if (k == "--waiting-qps") a.waiting_qps = static_cast<uint32_t>(std::stoul(next()));
     else usage();
   }
   if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate" && a.mode != "selflat" && a.mode != "emptypoll") usage();
   if (a.op != "write" && a.op != "read") usage();
+  if (a.event && (a.mode != "lat" || a.perftest)) usage();
   return a;
 }
 
@@ -116,13 +122,15 @@ void read_all(int fd, void* p, size_t n) {
   if (::read(fd, p, n) != static_cast<ssize_t>(n)) std::exit(3);
 }
 
-// One side: a context on its device, an RC QP, CQs and a registered buffer.
+// One side: a context on its device, an RC QP, CQs and a registered buffer; with `event`, the
+// receive CQ reports to a completion channel.
 struct Side {
-  Side(const Options& o, int device, size_t bytes)
+  Side(const Options& o, int device, size_t bytes, bool event = false)
       : ctx(Context::open(devices(o).at(static_cast<size_t>(device)), o)),
+        channel(event ? std::make_unique<CompletionChannel>(ctx.create_comp_channel()) : nullptr),
         pd(ctx.alloc_pd()),
         scq(ctx.create_cq(8192)),
-        rcq(ctx.create_cq(8192)),
+        rcq(ctx.create_cq(8192, channel.get())),
         buf(bytes),
         mr(pd.reg_mr(buf.data(), buf.size(), access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead)),
         qp(pd.create_qp(init(), scq, rcq)) {}
@@ -198,6 +206,21 @@ struct Side {
     }
     return wc;
   }
+  // The next completion of the armed receive CQ, as an event loop takes it (perftest -e,
+  // ibv_rc_pingpong -e): a poll of an armed CQ does not step the transport, so an empty one
+  // sleeps on the channel until the engine delivers the completion, then re-arms and polls.
+  WorkCompletion wait_event() {
+    WorkCompletion wc;
+    while (rcq.poll({&wc, 1}) == 0) {
+      if (!channel->get_event()) {
+        std::perror("get_event");
+        std::exit(5);
+      }
+      rcq.req_notify();
+    }
+    if (wc.status != WcStatus::kSuccess) std::exit(5);
+    return wc;
+  }
 
   ~Side() {
     if (std::getenv("BENCH_VERBOSE") == nullptr) return;
@@ -216,6 +239,7 @@ struct Side {
                  d.walks_skipped);
   }
   Context ctx;
+  std::unique_ptr<CompletionChannel> channel;
   ProtectionDomain pd;
   CompletionQueue scq, rcq;
   std::vector<uint8_t> buf;
@@ -259,6 +283,8 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
   SendWr wr;
   wr.opcode = WrOpcode::kSend;
   wr.sg_list = {&sge, 1};
+  if (a.event) s.rcq.req_notify();
+  uint32_t sends_owed = 0;  // --event: signaled sends not yet completed
   auto send = [&](uint64_t i) {
     // Signal every 64th send so the send queue's slots come back without a poll per message.
     // --perftest: every send, and its completion (the peer's ACK) is awaited before the
@@ -266,12 +292,31 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     const bool signaled = a.perftest || i % 64 == 63;
     wr.send_flags = (inl ? send_flag::kInline : 0u) | (signaled ? send_flag::kSignaled : 0u);
     if (s.qp.post_send(wr) != 0) std::exit(6);
-    if (signaled) s.wait(s.scq);
+    // --event: a send's completion needs the peer's ACK, which its engine sends once woken;
+    // waiting for it here would put a second wake-up in the round trip. It is collected
+    // after a later receive, which the ACK (sent ahead of the reply) has reached by then.
+    if (signaled && !a.event) s.wait(s.scq);
+    if (signaled && a.event) ++sends_owed;
   };
   // A receive taken is replaced after the next send is posted, while the peer works on it
   // (kPrepost stay posted): off the path from a message's arrival to its answer, as UCX's
   // tag_lat posts its receive before it waits.
-  auto recv = [&] { s.wait(s.rcq); };
+  auto recv = [&] {
+    if (!a.event) {
+      s.wait(s.rcq);
+      return;
+    }
+    s.wait_event();
+    WorkCompletion wc;
+    while (sends_owed != 0 && s.scq.poll({&wc, 1}) == 1) {
+      if (wc.status != WcStatus::kSuccess) std::exit(5);
+      --sends_owed;
+    }
+    if (sends_owed > 32) {  // the send queue's 4096 slots come back 64 at a time
+      s.wait(s.scq);
+      --sends_owed;
+    }
+  };
   std::vector<uint64_t> rtt(client ? a.iters : 0);
   std::chrono::steady_clock::time_point start;
   uint64_t start_stamp = 0;
@@ -515,7 +560,7 @@ int main(int argc, char** argv) {
     ::close(sv[0]);
     if (a.pin) pin_to(1);
     {
-      Side s(o, 1, bytes);
+      Side s(o, 1, bytes, a.event);
       Peer me = s.me(), peer{};
       write_all(sv[1], &me, sizeof me);
       read_all(sv[1], &peer, sizeof peer);
@@ -534,7 +579,7 @@ int main(int argc, char** argv) {
   if (a.pin) pin_to(0);
   double value = 0;
   {
-    Side s(o, 0, bytes);
+    Side s(o, 0, bytes, a.event);
     Peer me = s.me(), peer{};
     read_all(sv[0], &peer, sizeof peer);
     write_all(sv[0], &me, sizeof me);
@@ -546,10 +591,10 @@ int main(int argc, char** argv) {
     if (a.mode == "lat") {
       const Latency l = latency(s, true, a, sv[0]);
       value = l.mean_us;
-      fmt::print("{{\"bench\":\"verbs_rc_send_lat\",\"size\":{},\"half_rtt_us\":{:.4f},\"half_rtt_us_p50\":{:.4f},"
+      fmt::print("{{\"bench\":\"verbs_rc_send_{}\",\"size\":{},\"half_rtt_us\":{:.4f},\"half_rtt_us_p50\":{:.4f},"
                  "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"rtts_over_10us\":{},"
                  "\"time_share_over_10us\":{:.4f},\"iters\":{},\"idle_qps\":{},\"waiting_qps\":{}}}\n",
-                 a.size, value, l.p50_us, l.p99_us, l.p999_us, l.slow_rtts, l.slow_share, a.iters, a.idle_qps,
+                 a.event ? "event_lat" : "lat", a.size, value, l.p50_us, l.p99_us, l.p999_us, l.slow_rtts, l.slow_share, a.iters, a.idle_qps,
                  a.waiting_qps);
     } else if (a.mode == "bw") {
       value = bandwidth(s, peer, a);

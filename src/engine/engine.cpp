@@ -288,12 +288,20 @@ bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want, rc::Q
   if (!lock.owns_lock()) return false;
   if (posted != nullptr) device_.activate(*posted);
   bump(counters_.inline_steps);
+  defer_signals_ = true;
   step(kind, cq, want);
+  defer_signals_ = false;
   if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) {
     const auto d = device_.next_deadline();
     if (d && d->time_since_epoch().count() < sleep_until_ns_.load()) wake();
   }
+  lock.unlock();
+  signal_owed();
   return true;
+}
+
+void Engine::step_before_wait() {
+  if (work_waiting()) try_progress(StepKind::kEngine);
 }
 
 void Engine::touch_after_step(bool ran) {
@@ -469,11 +477,14 @@ void Engine::run() {
     std::optional<TimePoint> deadline;
     {
       std::lock_guard lock(device_.lock());
+      defer_signals_ = true;
       did = step();
+      defer_signals_ = false;
       if (did) bump(counters_.engine_steps);
       blocked = device_.output_blocked();
       deadline = device_.next_deadline();
     }
+    signal_owed();
     const auto now = std::chrono::steady_clock::now();
     if (did || pending_.load()) {
       idle_since = now;

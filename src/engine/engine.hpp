@@ -148,6 +148,22 @@ class Engine {
     hook_watch_ = watch;
   }
 
+  // Completion events raised by a step (the engine thread's, or one run inline by
+  // try_progress) are queued at once, but their channels' fds are signalled only once the
+  // step has let go of the device lock: the caller of the notification sees
+  // signals_deferred() (REQUIRES: the device lock), queues the event quietly and calls
+  // owe_signal(); the hook then signals after the unlock. Signalled inside the step, the fd
+  // woke the application thread there, which on a busy vCPU took the CPU from the step
+  // before it had sent the ACK behind the completion, and then found the device lock held
+  // for its reply (bench_verbs lat --event: see README).
+  bool signals_deferred() const { return defer_signals_; }
+  void owe_signal() { signals_owed_.store(true, std::memory_order_relaxed); }
+  void set_signal_hook(std::function<void()> hook) { signal_hook_ = std::move(hook); }
+  // An application thread about to sleep for an event (get_cq_event): a frame already
+  // waiting is taken now, as the engine thread would take it, so the events it raises are
+  // queued before the thread sleeps instead of after the engine thread wakes for it.
+  void step_before_wait();
+
   const EngineCounters& counters() const { return counters_; }
   // The CPUs the engine thread may run on now (nullopt: not running). For tests and
   // diagnostics: see keep_off_application_cpu().
@@ -173,6 +189,10 @@ class Engine {
   void run();
   // REQUIRES: device lock held. `cq`/`want` (kPoll): stop taking frames once cq holds want.
   bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
+  // After a step's unlock: the channel signals it owes (signals_deferred).
+  void signal_owed() {
+    if (signals_owed_.load(std::memory_order_relaxed) && signals_owed_.exchange(false) && signal_hook_) signal_hook_();
+  }
   void wake();
   // The engine thread sleeps until its doorbell rings (then a step follows) or `timeout`
   // (nullptr: none).
@@ -250,6 +270,9 @@ class Engine {
   EngineCounters counters_;
   std::function<void()> hook_;
   const std::atomic<uint64_t>* hook_watch_ = nullptr;
+  bool defer_signals_ = false;  // under the device lock: a step runs (signals_deferred)
+  std::atomic<bool> signals_owed_{false};
+  std::function<void()> signal_hook_;
   uint64_t hook_seen_ = UINT64_MAX;  // hook_watch_'s value when the hook last ran (step())
 };
 

@@ -171,6 +171,7 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->engine_ = engine::Engine::create(*c->device_, {}, c->shm_.get(), std::move(*bell));
   // on_step has work only when the directory moved or the device raised async events.
   c->engine_->set_step_hook([self] { self->on_step(); }, &c->dir_->generation_word());
+  c->engine_->set_signal_hook([self] { self->signal_owed_channels(); });
   c->engine_->start();
   log(LogLevel::kInfo, "verbs", "{} ({}): endpoint {}, QPNs {:#x}-{:#x}", device.name, device.node_id, at.endpoint,
       at.qpn_first, at.qpn_last);
@@ -194,6 +195,7 @@ Result<std::unique_ptr<Context>> Context::open_local(LocalFabric& fabric, uint32
   if (!engine) return Err{engine.error()};
   c->engine_ = std::move(*engine);
   c->engine_->set_step_hook([self] { self->on_step(); });
+  c->engine_->set_signal_hook([self] { self->signal_owed_channels(); });
   engine::Engine* e = c->engine_.get();
   c->local_route_ = fabric.hub().attach(Lid(c->ports_[0].lid), 0,
                                         [e](const rc::FrameAddr& from, wire::ByteSpan b) { e->deliver(from, b); }, first,
@@ -317,8 +319,29 @@ Status Context::destroy_comp_channel(CompChannel* channel) {
   auto it = std::find_if(channels_.begin(), channels_.end(), [&](const auto& c) { return c.get() == channel; });
   if (it == channels_.end()) return Status(Code::kInvalidArgument, "destroy_comp_channel: no such channel");
   if (channel->users_ != 0) return Status(Code::kBusy, "destroy_comp_channel: a CQ uses the channel");
+  // A step's signal still owed to it (its CQ destroyed since) goes with it.
+  std::erase(owed_channels_, channel);
   channels_.erase(it);
   return Status();
+}
+
+void Context::notify(CompChannel& channel, verbs::Cq& cq) {
+  // REQUIRES: the device lock (a completion is being pushed).
+  if (!engine_->signals_deferred()) {
+    channel.queue_.push(&cq);
+    return;
+  }
+  if (channel.queue_.push_quiet(&cq)) {
+    std::lock_guard lock(channels_mu_);
+    owed_channels_.push_back(&channel);
+  }
+  engine_->owe_signal();
+}
+
+void Context::signal_owed_channels() {
+  std::lock_guard lock(channels_mu_);
+  for (CompChannel* c : owed_channels_) c->queue_.signal_owed();
+  owed_channels_.clear();
 }
 
 Result<verbs::Cq*> Context::create_cq(uint32_t cqe, void* user_context, CompChannel* channel) {
@@ -327,7 +350,7 @@ Result<verbs::Cq*> Context::create_cq(uint32_t cqe, void* user_context, CompChan
   if (!cq) return cq;
   if (channel != nullptr) {
     ++channel->users_;
-    (*cq)->on_notify([channel](verbs::Cq& c) { channel->queue_.push(&c); });
+    (*cq)->on_notify([this, channel](verbs::Cq& c) { notify(*channel, c); });
     cq_channels_.emplace(*cq, channel);
   }
   return cq;
@@ -363,6 +386,9 @@ Status Context::req_notify_cq(verbs::Cq* cq, bool solicited_only) {
 }
 
 Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
+  // A frame that waits already is taken before this thread sleeps (its event may be the
+  // one asked for: then no wake-up at all).
+  if (channel->pending() == 0) engine_->step_before_wait();
   // The caller is about to wait rather than poll: the engine must not wait for its lease.
   engine_->release_lease();
   for (;;) {

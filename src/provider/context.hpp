@@ -149,6 +149,10 @@ class Context {
  private:
   Context(DeviceInfo info, verbs::EventFd async_fd);
   void on_step();  // REQUIRES: device lock (the engine's step hook)
+  // An armed CQ's event for its channel: signalled at once, or, in a step, queued and its
+  // signal owed until the step lets go of the device lock (engine::Engine::signals_deferred).
+  void notify(CompChannel& channel, verbs::Cq& cq);
+  void signal_owed_channels();  // the engine's signal hook, after a step's unlock
   // On a RoCE port, the address's GID becomes the link's internal LID (EINVAL without a GRH).
   Status resolve(verbs::AhAttr& ah, const char* what) const;
   void sync_ports();
@@ -171,6 +175,7 @@ class Context {
   verbs::EventQueue<AsyncEvent> async_;
   std::vector<std::unique_ptr<CompChannel>> channels_;
   std::mutex channels_mu_;
+  std::vector<CompChannel*> owed_channels_;  // under channels_mu_: signals a step still owes
   std::unordered_map<verbs::Cq*, CompChannel*> cq_channels_;  // under the device lock
 };
 

@@ -46,6 +46,23 @@ class EventQueue {
     }
     fd_.signal();
   }
+  // push() whose fd signal waits for signal_owed(): a device step's completion events, whose
+  // signals go out once the step has let go of the device lock (provider::Context). true: the
+  // first event owed since the last signal_owed().
+  bool push_quiet(T event) {
+    std::lock_guard lock(mu_);
+    events_.push_back(std::move(event));
+    return owed_++ == 0;
+  }
+  void signal_owed() {
+    size_t n = 0;
+    {
+      std::lock_guard lock(mu_);
+      n = owed_;
+      owed_ = 0;
+    }
+    for (; n != 0; --n) fd_.signal();
+  }
   // Blocks (unless the fd is non-blocking) until an event is queued. nullopt: EAGAIN/EINTR,
   // left in errno.
   std::optional<T> pop() {
@@ -72,6 +89,7 @@ class EventQueue {
   EventFd fd_;
   mutable std::mutex mu_;
   std::deque<T> events_;
+  size_t owed_ = 0;  // events queued by push_quiet() and not yet signalled
 };
 
 }  // namespace softib::verbs

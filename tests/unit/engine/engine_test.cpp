@@ -5,6 +5,7 @@
 // never sleeps.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 
@@ -162,6 +163,53 @@ void ping_pong(Host& a, Host& b, int rounds) {
 }
 
 TEST_F(EngineTest, PingPongBetweenTwoApplicationThreads) { ping_pong(a, b, 2000); }
+
+// An armed CQ's event raised by a step is owed, not signalled, while the step runs: the
+// signal goes out once the step has sent what follows the completion (here the ACK of the
+// SEND) and let go of the device lock, so the woken application thread neither pre-empts
+// the step before its ACK nor finds the lock held for its reply (provider::Context::notify
+// queues the event and owes the signal, as this CQ's callback does).
+TEST(EngineSignals, ACompletionsEventIsSignalledAfterItsStepHasSentItsAckAndLetGoOfTheLock) {
+  link::LoopbackHub hub;
+  Host a(hub, 1), b(hub, 2);
+  a.connect(b, 2);
+  b.connect(a, 1);
+  std::atomic<int> notified{0}, signalled{0};
+  std::atomic<bool> deferred_in_step{false}, lock_free_at_signal{false};
+  std::atomic<uint64_t> sent_at_signal{0};
+  b.cq->on_notify([&](Cq&) {
+    deferred_in_step = b.engine->signals_deferred();
+    if (b.engine->signals_deferred()) b.engine->owe_signal();
+    ++notified;
+  });
+  b.engine->set_signal_hook([&] {
+    if (b.device.lock().try_lock()) {
+      lock_free_at_signal = true;
+      b.device.lock().unlock();
+    }
+    sent_at_signal = b.device.counters().tx_packets;  // this thread ran the step
+    ++signalled;
+  });
+  a.engine->start();
+  b.engine->start();
+  b.post_recv(0, 64);
+  b.cq->arm(false);
+  uint32_t v = 7;
+  Sge s{reinterpret_cast<uint64_t>(&v), 4, LKey(0)};
+  SendWr wr;
+  wr.send_flags = send_flag::kSignaled | send_flag::kInline;
+  wr.sg_list = {&s, 1};
+  a.post(wr);
+  EXPECT_EQ(a.wait_one().status, WcStatus::kSuccess);  // b's ACK came back
+  EXPECT_EQ(b.wait_one().status, WcStatus::kSuccess);
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (signalled.load() == 0 && std::chrono::steady_clock::now() < limit) std::this_thread::yield();
+  EXPECT_EQ(notified.load(), 1);
+  EXPECT_EQ(signalled.load(), 1);
+  EXPECT_TRUE(deferred_in_step.load());
+  EXPECT_TRUE(lock_free_at_signal.load());
+  EXPECT_GE(sent_at_signal.load(), 1u);  // the ACK went out before the signal
+}
 
 // The application threads post without the device lock while the engines step (Device::
 // post_send queues the QP for the next progress(): its QP goes idle after every round trip,
