@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """bench/datapath.py's pairing of figures within a round (round_state, paired_ratios): the
 vCPUs move between "near" and "far" within seconds, and a ratio must never pair a figure
-taken in one state with an anchor taken in the other."""
+taken in one state with an anchor taken in the other. Also which figures --only names."""
+import argparse
 import os
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from datapath import NEAR_NS, AnchorError, paired_ratios, round_state  # noqa: E402
+from datapath import NEAR_NS, AnchorError, paired_ratios, parse_only, round_state  # noqa: E402
 
 
 def probe(ns):
@@ -53,6 +54,17 @@ class PairedRatios(unittest.TestCase):
         per_round, by_state = paired_ratios(ours, theirs, ["near", "near", None])
         self.assertEqual(per_round, [None, None, 0.5])
         self.assertEqual(by_state, {})
+
+
+
+class OnlyTest(unittest.TestCase):
+    def test_the_figures_by_name(self):
+        self.assertEqual(parse_only("lat, evlat,bw"), ["lat", "evlat", "bw"])
+        self.assertEqual(parse_only("rate"), ["rate"])
+
+    def test_an_unknown_figure_is_refused(self):
+        with self.assertRaises(argparse.ArgumentTypeError):
+            parse_only("lat,event")
 
 
 if __name__ == "__main__":
