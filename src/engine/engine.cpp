@@ -300,9 +300,6 @@ bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want, rc::Q
   return true;
 }
 
-void Engine::step_before_wait() {
-  if (work_waiting()) try_progress(StepKind::kEngine);
-}
 
 void Engine::touch_after_step(bool ran) {
   // The step's end stamp when this thread ran it: one time-stamp reading fewer. A busy

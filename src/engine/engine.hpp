@@ -159,10 +159,6 @@ class Engine {
   bool signals_deferred() const { return defer_signals_; }
   void owe_signal() { signals_owed_.store(true, std::memory_order_relaxed); }
   void set_signal_hook(std::function<void()> hook) { signal_hook_ = std::move(hook); }
-  // An application thread about to sleep for an event (get_cq_event): a frame already
-  // waiting is taken now, as the engine thread would take it, so the events it raises are
-  // queued before the thread sleeps instead of after the engine thread wakes for it.
-  void step_before_wait();
 
   const EngineCounters& counters() const { return counters_; }
   // The CPUs the engine thread may run on now (nullopt: not running). For tests and

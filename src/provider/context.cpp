@@ -386,9 +386,6 @@ Status Context::req_notify_cq(verbs::Cq* cq, bool solicited_only) {
 }
 
 Result<verbs::Cq*> Context::get_cq_event(CompChannel* channel) {
-  // A frame that waits already is taken before this thread sleeps (its event may be the
-  // one asked for: then no wake-up at all).
-  if (channel->pending() == 0) engine_->step_before_wait();
   // The caller is about to wait rather than poll: the engine must not wait for its lease.
   engine_->release_lease();
   for (;;) {

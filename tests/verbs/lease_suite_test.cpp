@@ -3,7 +3,6 @@
 // the target makes no call; a target that holds the lease but stopped reading, or left with
 // its completion, is still served; the engine keeps off the polling application's CPU while
 // the lease holds; arming a CQ hands over at once.
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -279,41 +278,6 @@ TEST_P(Rc, AnArmedCqsEventDoesNotWaitForTheLease) {
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(*got, cq);
   EXPECT_EQ(b.ctx->poll_cq(cq, wc), 1u);
-}
-
-// A thread about to sleep for its CQ's event first takes a frame that waits already (as the
-// engine thread would), so the event it raises is there before the thread sleeps, not after
-// the engine thread wakes for it. B's engine is stopped: only get_cq_event's step can take
-// the SEND. The channel's fd is non-blocking, so each call that finds no event returns
-// EAGAIN, and the test asks again until the frame has arrived.
-TEST_P(Rc, GetCqEventTakesAFrameThatWaitsBeforeTheThreadSleeps) {
-  Channelled c;
-  channelled(c);
-  if (HasFatalFailure()) return;
-  auto& [ch, cq, q, p] = c;
-  ASSERT_TRUE(post_recv(b, p, 1, {b.sge(0, 64)}).ok());
-  ASSERT_TRUE(b.ctx->req_notify_cq(cq, false).ok());
-  b.ctx->engine().stop();
-  ASSERT_EQ(::fcntl(ch->fd(), F_SETFL, ::fcntl(ch->fd(), F_GETFL) | O_NONBLOCK), 0);
-  ASSERT_TRUE(send_8_bytes(c, send_flag::kSignaled).ok());
-  Result<Cq*> got = Status(Code::kUnavailable, "not asked");
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!got.ok() && std::chrono::steady_clock::now() < limit) {
-    got = b.ctx->get_cq_event(ch);
-    if (!got.ok()) {
-      EXPECT_EQ(got.error().code(), Code::kWouldBlock) << got.error().to_string();
-    }
-  }
-  ASSERT_TRUE(got.ok()) << "no event: nothing took the SEND that waited";
-  EXPECT_EQ(*got, cq);
-  std::array<WorkCompletion, 4> wc;
-  ASSERT_EQ(b.ctx->poll_cq(cq, wc), 1u);
-  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-  EXPECT_EQ(wc[0].opcode, WcOpcode::kRecv);
-  // The step that took it sent its ACK too: A's send completes with B's engine stopped.
-  ASSERT_TRUE(wait_queued(a.scq, 1));
-  ASSERT_EQ(a.ctx->poll_cq(a.scq, wc), 1u);
-  EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
 }
 
 }  // namespace
