@@ -21,6 +21,10 @@ same work:
   write lat  perftest `ib_write_lat -s 2 -n 2000` against `ib_send_lat` with the same
              arguments: informational ("target" and "met" null). ib_write_lat's application
              spins on memory, so each WRITE waits for its target's engine to be woken.
+  event lat  perftest `ib_send_lat -e -s 2 -n 5000` (both sides sleep on a completion
+             channel) against `bench_verbs lat --event`: informational. perftest awaits an
+             event for every send as well as every receive, the native program only for its
+             receives, so the two do not do the same work.
 
 One JSON object per line, made by datapath.py's Harness (the same fields, the same probe):
   {"bench": "dropin_ib_write_bw", "size": 65536, "value": 9100.0, "unit": "MBps",
@@ -115,10 +119,10 @@ def perftest(fabric, argv, size, timeout=120.0):
     raise last
 
 
-def perftest_lat(fabric, program, size, iters):
+def perftest_lat(fabric, program, size, iters, extra=()):
     """A perftest latency run (one way, us): t_avg as the value, t_typical as p50, and the
     99th percentile (perftest's columns: t_min t_max t_typical t_avg t_stdev 99% 99.9%)."""
-    row = perftest(fabric, [program, "-s", str(size), "-n", str(iters)], size)
+    row = perftest(fabric, [program, "-s", str(size), "-n", str(iters)] + list(extra), size)
     return {"value": row[3], "p50": row[2], "p99": row[5]}
 
 
@@ -133,11 +137,12 @@ def main():
     ap.add_argument("--iters-bw", type=int, default=20000)
     ap.add_argument("--iters-lat", type=int, default=20000)
     ap.add_argument("--iters-write-lat", type=int, default=2000)
+    ap.add_argument("--iters-event-lat", type=int, default=5000)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program run")
     ap.add_argument("--quick", action="store_true", help="2 rounds, fewer iterations")
     args = ap.parse_args()
     if args.quick:
-        args.runs, args.iters_bw, args.iters_lat, args.iters_write_lat = 2, 10000, 5000, 1000
+        args.runs, args.iters_bw, args.iters_lat, args.iters_write_lat, args.iters_event_lat = 2, 10000, 5000, 1000, 2000
     args.bench_verbs = None
     softib = os.path.join(args.build, "bin", "softib")
     for need in (softib, os.path.join(args.build, "bench", "bench_verbs"),
@@ -205,6 +210,19 @@ def main():
                 ("dropin_ib_send_lat", res["send"], {"program": "ib_send_lat", "values_p99": p99s(res["send"])}),
             ], probes, {"iters": args.iters_write_lat, "target": None, "met": None, "values_p99": p99s(res["write"]),
                         "statistic": "perftest t_avg (one way), both programs; p50: t_typical; values_p99: 99%"})
+            # Informational, no target: event mode, both sides asleep on a completion channel.
+            # perftest's ib_send_lat -e awaits an event for every send (its tx depth is 1: the
+            # peer's ACK) and one for every receive; bench_verbs lat --event awaits only its
+            # receives' (a send signaled every 64th), so the two do not do the same work.
+            res, probes = h.rounds([
+                ("native", lambda: h.ours(["lat", "--event", "--size", str(size), "--iters",
+                                           str(args.iters_event_lat)], "verbs_rc_send_event_lat", "half_rtt_us")),
+                ("dropin", lambda: perftest_lat(fabric, "ib_send_lat", size, args.iters_event_lat, ["-e"])),
+            ])
+            h.emit("dropin_ib_send_lat_event", size, "us", "lower", res["dropin"], [
+                ("native_api_send_event_lat", res["native"], {"program": "bench_verbs lat --event"}),
+            ], probes, {"iters": args.iters_event_lat, "target": None, "met": None,
+                        "values_p99": p99s(res["dropin"]), "statistic": lat_stat})
     finally:
         stop_all()
     print(json.dumps({"summary": "dropin", "runs": args.runs, "seconds": round(time.monotonic() - started, 1),

@@ -300,7 +300,6 @@ bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want, rc::Q
   return true;
 }
 
-
 void Engine::touch_after_step(bool ran) {
   // The step's end stamp when this thread ran it: one time-stamp reading fewer. A busy
   // step has none (step()): the lease is then refreshed as a poll that found completions
