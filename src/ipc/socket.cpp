@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "base/poll_fd.hpp"
+
 namespace softib::ipc {
 
 namespace {
@@ -146,22 +148,8 @@ Result<size_t> Socket::recv(std::span<uint8_t> buf, std::vector<UniqueFd>* fds) 
   }
 }
 
-namespace {
-
-Result<bool> wait_for(int fd, short events, std::optional<Duration> timeout) {
-  pollfd p{fd, events, 0};
-  const int ms = timeout ? static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(*timeout).count()) : -1;
-  for (;;) {
-    const int n = ::poll(&p, 1, ms);
-    if (n >= 0) return n > 0;
-    if (errno != EINTR) return Status::from_errno(errno, "poll");
-  }
-}
-
-}  // namespace
-
-Result<bool> Socket::wait_readable(std::optional<Duration> timeout) const { return wait_for(fd_, POLLIN, timeout); }
-Result<bool> Socket::wait_writable(std::optional<Duration> timeout) const { return wait_for(fd_, POLLOUT, timeout); }
+Result<bool> Socket::wait_readable(std::optional<Duration> timeout) const { return wait_fd(fd_, POLLIN, timeout); }
+Result<bool> Socket::wait_writable(std::optional<Duration> timeout) const { return wait_fd(fd_, POLLOUT, timeout); }
 
 Result<void> send_message(const Socket& s, MsgType type, uint32_t seq, wire::ByteSpan payload,
                           std::span<const int> fds) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "base/file.hpp"
+#include "base/poll_fd.hpp"
 #include "base/process.hpp"
 #include "ipc/client.hpp"
 #include "ipc/paths.hpp"
@@ -90,7 +91,6 @@ Result<DaemonProcess> up(const UpOptions& o) {
   ::close(log_fd);
   d.pid = pid;
   // Wait for "ready", or the child's exit, or the timeout.
-  pollfd p{ready[0], POLLIN, 0};
   const auto deadline = std::chrono::steady_clock::now() + o.ready_timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -100,8 +100,9 @@ Result<DaemonProcess> up(const UpOptions& o) {
       return Status(Code::kTimeout, fmt::format("softibd was not ready after {} s (log: {})",
                                                 std::chrono::duration_cast<std::chrono::seconds>(o.ready_timeout).count(), d.log));
     }
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 200)));
-    if (n > 0) {
+    // A look at the child every 200 ms: it may end while something else holds the pipe open.
+    const Result<bool> readable = wait_fd(ready[0], POLLIN, std::min<Duration>(left, std::chrono::milliseconds(200)));
+    if (readable && *readable) {
       char buf[16];
       const ssize_t got = ::read(ready[0], buf, sizeof buf);
       ::close(ready[0]);
