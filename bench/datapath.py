@@ -568,8 +568,9 @@ class Harness:
     def evlat(self):
         """The ping-pong with both sides asleep until their message arrives: each waits on a
         completion channel (perftest's -e), against ucx_perftest's sleep mode (-E sleep: the
-        worker waits on its event fd), both over shared memory. A wake-up costs tens of
-        microseconds on these VMs, so this measures how many a message takes."""
+        worker waits on its event fd), both over shared memory. A thread's wake-up costs
+        microseconds to tens of microseconds on these VMs, far more than the rest of a
+        message's path, so this measures how many a message takes and how long each is."""
         iters = 20_000 if self.quick else 100_000
         warmup = 500 if self.quick else 2_000
 

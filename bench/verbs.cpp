@@ -196,15 +196,18 @@ struct Side {
     const Sge s = mr.sge(0, len);
     if (qp.post_recv(RecvWr{id, {&s, 1}}) != 0) std::exit(4);
   }
-  WorkCompletion wait(CompletionQueue& cq) {
-    WorkCompletion wc;
-    while (cq.poll({&wc, 1}) == 0) {
-    }
+  static const WorkCompletion& succeeded(const WorkCompletion& wc) {
     if (wc.status != WcStatus::kSuccess) {
       std::fprintf(stderr, "completion failed: %s\n", std::string(verbs::to_string(wc.status)).c_str());
       std::exit(5);
     }
     return wc;
+  }
+  WorkCompletion wait(CompletionQueue& cq) {
+    WorkCompletion wc;
+    while (cq.poll({&wc, 1}) == 0) {
+    }
+    return succeeded(wc);
   }
   // The next completion of the armed receive CQ, as an event loop takes it (perftest -e,
   // ibv_rc_pingpong -e): a poll of an armed CQ does not step the transport, so an empty one
@@ -218,8 +221,7 @@ struct Side {
       }
       rcq.req_notify();
     }
-    if (wc.status != WcStatus::kSuccess) std::exit(5);
-    return wc;
+    return succeeded(wc);
   }
 
   ~Side() {
@@ -309,7 +311,7 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     s.wait_event();
     WorkCompletion wc;
     while (sends_owed != 0 && s.scq.poll({&wc, 1}) == 1) {
-      if (wc.status != WcStatus::kSuccess) std::exit(5);
+      Side::succeeded(wc);
       --sends_owed;
     }
     if (sends_owed > 32) {  // the send queue's 4096 slots come back 64 at a time
