@@ -8,13 +8,14 @@ TEST_PRESET ?= asan
 FUZZ_SECONDS ?= 10
 FUZZ_TARGETS := roce_v2 packet mad net sm_files ipc rc_receive shm_records
 
-.PHONY: help bootstrap bootstrap-bench build release test test-unit fuzz fuzz-smoke demo bench clean
+.PHONY: help bootstrap bootstrap-bench build release test test-unit tsan fuzz fuzz-smoke demo bench clean
 
 help:
 	@echo "make test    build with sanitizers and run every test (installs packages as root)"
 	@echo "make demo    build and show softib working"
 	@echo "make build   debug build;  make release   optimised build"
 	@echo "make fuzz    run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS))"
+	@echo "make tsan    build with ThreadSanitizer and run the threaded suites (unit, verbs, protocol)"
 	@echo "make bench   run the benchmarks (JSON lines, each against its anchor)"
 
 bootstrap:
@@ -33,6 +34,14 @@ release: bootstrap
 	cmake --build --preset release -j $(JOBS)
 
 test: test-unit fuzz-smoke
+
+# ThreadSanitizer over the suites whose threads share a device: engines, leases, rings, CQs
+# (labels unit, verbs, protocol; tests/tsan.supp lists the races tests make on purpose). Not
+# in `make test`: a third whole build would take CI past its time.
+tsan: bootstrap
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS)
+	ctest --preset tsan -j $(JOBS)
 
 test-unit: bootstrap
 	cmake --preset $(TEST_PRESET) >/dev/null

@@ -43,6 +43,7 @@
 #include <optional>
 
 #include "base/assert.hpp"
+#include "base/tsan.hpp"
 #include "wire/bytes.hpp"
 
 namespace softib::link {
@@ -131,6 +132,7 @@ class ChannelWriter {
     h.length = static_cast<uint32_t>(length);
     h.kind = kind;
     h.aux = aux;
+    tsan::wire_published();
     h.tag.store(tail_ + 1, std::memory_order_release);
     const uint64_t next = tail_ + record_size(length);
     prefetch_for_write(tail_, next);
@@ -211,6 +213,7 @@ class ChannelReader {
   std::optional<Record> peek() {
     const RecordHeader& h = mem_.header_at(head_);
     if (h.tag.load(std::memory_order_acquire) != head_ + 1) return std::nullopt;
+    tsan::wire_received();
     const uint64_t offset = head_ & (mem_.capacity() - 1);
     // The length comes from the other process: a record may not run past the end of the data
     // (a producer never writes one that does; a corrupt one is treated as a pad to the end).

@@ -63,7 +63,13 @@ ShmLink::ShmLink(const ShmDirectory& directory, uint32_t endpoint, uint32_t port
       port_slot_(port_slot),
       inbox_(std::move(inbox)),
       resolver_(std::move(resolver)),
-      token_(uint64_t{static_cast<uint32_t>(::getpid())} << 32 | endpoint) {}
+      token_(uint64_t{static_cast<uint32_t>(::getpid())} << 32 | endpoint) {
+  for (uint32_t i = 0; i < inbox_.channels(); ++i) {
+    const ChannelMemory mem = inbox_.channel(i);
+    watches_[i].data = mem.data();
+    watches_[i].mask = mem.capacity() - 1;
+  }
+}
 
 ShmLink::~ShmLink() = default;
 
@@ -366,6 +372,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       ShmRegion::prefault(fresh.data(), fresh.capacity());  // a new sender: once
       r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
       r.packed_at = 0;
+      watch(i, r.reader->position());
     }
     for (;;) {
       if (n >= budget || answered()) {
@@ -389,6 +396,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       }
       r.reader->release();
     }
+    watch(i, r.reader->position());  // before publish(): see Watch
     r.reader->publish();
     return false;
   });
@@ -513,6 +521,7 @@ void ShmLink::housekeeping() {
     Reader& r = readers_[i];
     if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
     while (r.reader->peek()) r.reader->release();
+    watch(i, Watch::kNone);
     inbox_.reclaim(i, r.reader->position());
     r = Reader{};
     ++counters_.reclaimed;

@@ -176,10 +176,17 @@ class ShmLink final : public rc::FrameSink {
   static constexpr size_t kStreamFrames = 8;
   // Whether a frame waits in some channel (the engine's last look before it sleeps, and every
   // empty poll: inline, it is most of one).
+  // Thread: any, without the device's lock. It reads only each channel's `watch` and the
+  // shared memory, never the lock holder's reader, which poll() may be creating or moving
+  // meanwhile (ThreadSanitizer: ready() on an idle poll read a reader that the engine's step
+  // was constructing, a race that could have read an unset channel address).
   bool ready() const {
     return any_active_channel([&](uint32_t i) {
-      const Reader& r = readers_[i];
-      return r.reader ? r.reader->ready() : new_channel_ready(i);
+      const Watch& w = watches_[i];
+      const uint64_t at = w.at.load(std::memory_order_relaxed);
+      if (at == Watch::kNone) return new_channel_ready(i);
+      return reinterpret_cast<const RecordHeader*>(w.data + (at & w.mask))->tag.load(std::memory_order_acquire) ==
+             at + 1;
     });
   }
   // Frees the channels whose senders died. REQUIRES: the device's lock.
@@ -237,6 +244,20 @@ class ShmLink final : public rc::FrameSink {
     uint64_t away_rung_head = UINT64_MAX;
     uint64_t away_rung_position = UINT64_MAX;
   };
+  // Where ready() looks in channel i: the position of its reader's next record as the last
+  // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's
+  // holder, once per channel a poll. A position a running poll has moved past still holds its
+  // record, which says "ready" (a step that finds nothing): the producer writes over it only a
+  // lap later, once the consumer has published a head past it (every quarter ring; and the
+  // watch moves before a poll's last publish), and a poll that far behind takes the records
+  // anyway.
+  struct Watch {
+    static constexpr uint64_t kNone = UINT64_MAX;
+    std::atomic<uint64_t> at{kNone};
+    const uint8_t* data = nullptr;  // the channel's data and capacity - 1: fixed at construction
+    uint64_t mask = 0;
+  };
+  void watch(uint32_t i, uint64_t at) { watches_[i].at.store(at, std::memory_order_relaxed); }
   struct Reader {
     uint64_t token = 0;
     std::optional<ChannelReader> reader;
@@ -312,6 +333,7 @@ class ShmLink final : public rc::FrameSink {
   bool references_ = false;
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
+  std::array<Watch, kMaxInboxChannels> watches_{};
   ShmLinkCounters counters_;
 };
 

@@ -34,12 +34,14 @@ int main(int argc, char** argv) {
   provider::Options options;
   options.socket = argv[1];
   options.host = argv[2];
+  // The buffer outlives the context: until the context stops its engine, a peer's WRITE may
+  // land in it (ThreadSanitizer: freed on return while the engine still wrote).
+  std::vector<uint8_t> buffer(4 << 20);
   auto devs = provider::list_devices(options);
   if (!devs.ok() || devs->empty()) die("no device: " + (devs.ok() ? std::string("none") : devs.error().to_string()));
   auto ctx = provider::Context::open(devs->front(), options);
   if (!ctx.ok()) die(ctx.error().to_string());
   provider::Context& c = **ctx;
-  std::vector<uint8_t> buffer(4 << 20);
   Pd* pd = c.alloc_pd();
   Cq* cq = *c.create_cq(256, nullptr, nullptr);
   const uint64_t addr = reinterpret_cast<uint64_t>(buffer.data());

@@ -395,6 +395,20 @@ TEST_P(Rc, CompletionChannelsArePollableFds) {
 
 // ---- UC ----
 
+// Waits up to 20 s for `n` bytes at `at` to equal `want`: bytes that another side's engine
+// thread writes with no completion to say so (a UC WRITE), as an RDMA program polls memory.
+// The reads race with those writes by design (tests/tsan.supp names this function); the
+// fence orders each look after the writes it saw.
+[[gnu::noinline]] bool await_bytes_written_without_a_completion(const uint8_t* want, const uint8_t* at, size_t n) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (std::equal(want, want + n, at)) return true;
+    if (std::chrono::steady_clock::now() >= limit) return false;
+    std::this_thread::yield();
+  }
+}
+
 TEST_P(Rc, UcSendAndWrite) {
   rc::Qp* ua = create_qp(a, QpType::kUc);
   rc::Qp* ub = create_qp(b, QpType::kUc);
@@ -413,16 +427,8 @@ TEST_P(Rc, UcSendAndWrite) {
   EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess) << "UC completes once sent";
   ASSERT_TRUE(post_send(a, ua, one_sided(WrOpcode::kRdmaWrite, s, b.addr(100000), b.mr->rkey)).ok());
   EXPECT_EQ(reap(a, a.scq, 1)[0].status, WcStatus::kSuccess);
-  // UC is unacknowledged: a completion says it was sent, so wait for the bytes themselves
-  // (written by B's engine thread: the fence orders each look after its writes).
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  bool arrived = false;
-  while (!arrived && std::chrono::steady_clock::now() < limit) {
-    std::atomic_thread_fence(std::memory_order_acquire);
-    arrived = std::equal(a.buffer.begin(), a.buffer.begin() + 20000, b.buffer.begin() + 100000);
-    if (!arrived) std::this_thread::yield();
-  }
-  EXPECT_TRUE(arrived);
+  // UC is unacknowledged: a completion says it was sent, so wait for the bytes themselves.
+  EXPECT_TRUE(await_bytes_written_without_a_completion(a.buffer.data(), b.buffer.data() + 100000, 20000));
 }
 
 // ---- UD ----

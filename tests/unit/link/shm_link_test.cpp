@@ -9,9 +9,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "link/shm_link.hpp"
 #include "support/rc_connect.hpp"
@@ -213,6 +215,43 @@ TEST_F(ShmLinkTest, APollForOneCompletionStopsAtTheFrameThatMadeIt) {
       EXPECT_EQ(std::memcmp(b->buffer.data() + 64 * i, a->buffer.data() + 16 * i, 16), 0);
     }
   }
+}
+
+// ready() is asked without the device's lock (the engine's last look before it sleeps, an
+// application's idle poll) while the lock's holder polls: meets a new sender's channel and
+// moves through its records. It reads none of the poller's state (the tsan preset runs this:
+// it read the reader that the poll was constructing), and still answers right: a record
+// waits, it says so; all taken, it says no.
+TEST_F(ShmLinkTest, ReadyMayBeAskedFromAnotherThreadWhileAPollMeetsANewSenderAndReadsOn) {
+  build();
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> looks{0};
+  std::thread looker([&] {
+    while (!stop.load()) {
+      (void)b->link.ready();
+      looks.fetch_add(1);
+    }
+  });
+  while (looks.load() == 0) std::this_thread::yield();  // looking before b's first poll
+  for (uint64_t i = 0; i < 300; ++i) {
+    post_recv(*b, i, (i % 16) * 64, 64);
+    post(*a, WrOpcode::kSend, (i % 16) * 64, 32, 0);
+    a->device.progress();  // the SEND in b's ring (a's first one claims b's channel)
+    EXPECT_TRUE(b->link.ready()) << "round " << i;
+    EXPECT_EQ(b->link.poll(b->device), 1u) << "round " << i;
+    b->device.progress();  // its ACK into a's ring
+    EXPECT_FALSE(b->link.ready()) << "round " << i;
+    a->link.poll(a->device);
+    WorkCompletion wc[2];
+    ASSERT_EQ(b->cq->poll(wc), 1u) << "round " << i;
+    EXPECT_EQ(wc[0].wr_id, i);
+    ASSERT_EQ(a->cq->poll(wc), 1u) << "round " << i;
+    EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+  }
+  const uint64_t seen = looks.load();
+  stop.store(true);
+  looker.join();
+  EXPECT_GT(seen, 1u);
 }
 
 // drained_a_stream() says a poll emptied the channels after taking a stream of packed frames:
@@ -555,9 +594,12 @@ TEST_F(ShmLinkTest, LargeCopiesGoAsTheCopyModeSays) {
     }
     if (mode == PeerCopy::kAuto) {
       // The consumer is this very thread, as near as a consumer gets: after the first window
-      // of head reloads the copies are ordinary ones.
+      // of head reloads the copies are ordinary ones. (Not under ThreadSanitizer, whose
+      // instrumented loads take longer than the near threshold: the timing is the input.)
       EXPECT_GT(c.copies_streamed, 0u) << "far until measured";
+#if !defined(__SANITIZE_THREAD__)
       EXPECT_GT(c.copies_cached, 0u);
+#endif
     }
   }
 }
