@@ -15,7 +15,7 @@ help:
 	@echo "make demo    build and show softib working"
 	@echo "make build   debug build;  make release   optimised build"
 	@echo "make fuzz    run each libFuzzer target for FUZZ_SECONDS (default $(FUZZ_SECONDS))"
-	@echo "make tsan    build with ThreadSanitizer and run the threaded suites (unit, verbs, protocol)"
+	@echo "make tsan    build with ThreadSanitizer and run the threaded suites (unit, verbs, protocol, daemon)"
 	@echo "make bench   run the benchmarks (JSON lines, each against its anchor)"
 
 bootstrap:
@@ -35,9 +35,9 @@ release: bootstrap
 
 test: test-unit fuzz-smoke
 
-# ThreadSanitizer over the suites whose threads share a device: engines, leases, rings, CQs
-# (labels unit, verbs, protocol; tests/tsan.supp lists the races tests make on purpose). Not
-# in `make test`: a third whole build would take CI past its time.
+# ThreadSanitizer over the suites whose threads share a device (engines, leases, rings, CQs)
+# and softibd's: labels unit, verbs, protocol, daemon; tests/tsan.supp lists the races tests
+# make on purpose. Not in `make test`: a third whole build would take CI past its time.
 tsan: bootstrap
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
