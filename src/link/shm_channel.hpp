@@ -230,7 +230,8 @@ class ChannelReader {
       published_ = head_;
     }
   }
-  // True when a complete record waits (a cheap check for the engine before it sleeps).
+  // True when a complete record waits. The reader's thread only (ShmLink::ready(), asked from
+  // other threads, looks through its own copy of the position).
   bool ready() const {
     return mem_.header_at(head_).tag.load(std::memory_order_acquire) == head_ + 1;
   }

@@ -175,11 +175,10 @@ class ShmLink final : public rc::FrameSink {
   bool drained_a_stream() const { return drained_stream_; }
   static constexpr size_t kStreamFrames = 8;
   // Whether a frame waits in some channel (the engine's last look before it sleeps, and every
-  // empty poll: inline, it is most of one).
-  // Thread: any, without the device's lock. It reads only each channel's `watch` and the
-  // shared memory, never the lock holder's reader, which poll() may be creating or moving
-  // meanwhile (ThreadSanitizer: ready() on an idle poll read a reader that the engine's step
-  // was constructing, a race that could have read an unset channel address).
+  // empty poll: inline, it is most of one). Thread: any, without the device's lock: it reads
+  // each channel's Watch and the shared memory, never the lock holder's readers, which poll()
+  // may be creating or moving meanwhile (ThreadSanitizer found ready() on an idle poll reading
+  // a reader that the engine's step was constructing: it could have read an unset address).
   bool ready() const {
     return any_active_channel([&](uint32_t i) {
       const Watch& w = watches_[i];
