@@ -78,6 +78,7 @@ constexpr size_t channel_footprint(size_t capacity) { return sizeof(ChannelContr
 // of at least 4 KiB.
 class ChannelMemory {
  public:
+  ChannelMemory() = default;  // no channel (a slot filled in later); use none of it
   ChannelMemory(uint8_t* base, size_t capacity)
       : control_(reinterpret_cast<ChannelControl*>(base)), data_(base + sizeof(ChannelControl)), capacity_(capacity) {
     SOFTIB_ASSERT(capacity >= 4096 && (capacity & (capacity - 1)) == 0);
@@ -93,9 +94,9 @@ class ChannelMemory {
   size_t max_body() const { return capacity_ / 2 - sizeof(RecordHeader); }
 
  private:
-  ChannelControl* control_;
-  uint8_t* data_;
-  size_t capacity_;
+  ChannelControl* control_ = nullptr;
+  uint8_t* data_ = nullptr;
+  size_t capacity_ = 0;
 };
 
 // The producer side. Its position lives in the producer's own memory; a new producer of a

@@ -64,11 +64,7 @@ ShmLink::ShmLink(const ShmDirectory& directory, uint32_t endpoint, uint32_t port
       inbox_(std::move(inbox)),
       resolver_(std::move(resolver)),
       token_(uint64_t{static_cast<uint32_t>(::getpid())} << 32 | endpoint) {
-  for (uint32_t i = 0; i < inbox_.channels(); ++i) {
-    const ChannelMemory mem = inbox_.channel(i);
-    watches_[i].data = mem.data();
-    watches_[i].mask = mem.capacity() - 1;
-  }
+  for (uint32_t i = 0; i < inbox_.channels(); ++i) watches_[i].mem = inbox_.channel(i);
 }
 
 ShmLink::~ShmLink() = default;
@@ -372,7 +368,6 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       ShmRegion::prefault(fresh.data(), fresh.capacity());  // a new sender: once
       r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
       r.packed_at = 0;
-      watch(i, r.reader->position());
     }
     for (;;) {
       if (n >= budget || answered()) {
@@ -503,9 +498,8 @@ bool ShmLink::may_read(int32_t pid) {
   return false;
 }
 
-bool ShmLink::new_channel_ready(uint32_t i) const {
+bool ShmLink::new_channel_ready(const ChannelMemory& mem) {
   // A channel claimed since the last poll: its first record sits at the published head.
-  const ChannelMemory mem = inbox_.channel(i);
   const uint64_t head = mem.control().head.load(std::memory_order_acquire);
   return mem.header_at(head).tag.load(std::memory_order_acquire) == head + 1;
 }

@@ -183,9 +183,8 @@ class ShmLink final : public rc::FrameSink {
     return any_active_channel([&](uint32_t i) {
       const Watch& w = watches_[i];
       const uint64_t at = w.at.load(std::memory_order_relaxed);
-      if (at == Watch::kNone) return new_channel_ready(i);
-      return reinterpret_cast<const RecordHeader*>(w.data + (at & w.mask))->tag.load(std::memory_order_acquire) ==
-             at + 1;
+      if (at == Watch::kNone) return new_channel_ready(w.mem);
+      return w.mem.header_at(at).tag.load(std::memory_order_acquire) == at + 1;
     });
   }
   // Frees the channels whose senders died. REQUIRES: the device's lock.
@@ -217,7 +216,7 @@ class ShmLink final : public rc::FrameSink {
   void copy_large(void* dst, const void* src, size_t n) override;
 
  private:
-  bool new_channel_ready(uint32_t channel) const;  // ready() for a channel poll() has not read yet
+  static bool new_channel_ready(const ChannelMemory& mem);  // ready() for a channel poll() has not read yet
   // Calls `f(channel)` for each channel a sender claimed (the inbox's active mask), in order,
   // until one returns true; returns whether one did.
   template <class F>
@@ -253,8 +252,7 @@ class ShmLink final : public rc::FrameSink {
   struct Watch {
     static constexpr uint64_t kNone = UINT64_MAX;
     std::atomic<uint64_t> at{kNone};
-    const uint8_t* data = nullptr;  // the channel's data and capacity - 1: fixed at construction
-    uint64_t mask = 0;
+    ChannelMemory mem;  // the channel's memory, fixed at construction
   };
   void watch(uint32_t i, uint64_t at) { watches_[i].at.store(at, std::memory_order_relaxed); }
   struct Reader {
