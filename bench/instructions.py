@@ -132,6 +132,8 @@ def main():
             sys.exit(f"instructions.py: {' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
         per_process = []
         for f in sorted(glob.glob(os.path.join(d, "cg.*"))):
+            if os.path.getsize(f) == 0:
+                continue  # a process killed before callgrind wrote its profile (softibd at teardown)
             text = subprocess.run(["callgrind_annotate", "--inclusive=yes", f], capture_output=True, text=True,
                                   check=True).stdout
             if profiled_program(text) != "bench_verbs":

@@ -378,6 +378,20 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     double slow_us = 0;
     for (auto it = slow_from; it != rtt.end(); ++it) slow_us += static_cast<double>(*it) * us_per_stamp;
     l.slow_share = slow_us / (ns / 1000.0);
+    if (std::getenv("BENCH_VERBOSE") != nullptr) {
+      // Where the mean goes: the share of the timed run spent in round trips of each size.
+      const double edges_us[] = {0.4, 0.6, 1, 2, 10, 1e18};
+      double share[std::size(edges_us)] = {};
+      for (uint64_t r : rtt) {
+        const double us = static_cast<double>(r) * us_per_stamp;
+        size_t b = 0;
+        while (us >= edges_us[b]) ++b;
+        share[b] += us;
+      }
+      std::fprintf(stderr, "half rtt p10 %.3f p90 %.3f p9999 %.3f us; run time in round trips <0.4 %.3f, <0.6 %.3f, <1 %.3f, <2 %.3f, <10 %.3f, more %.3f us\n",
+                   half(0.1), half(0.9), half(0.9999), share[0] / (ns / 1000.0), share[1] / (ns / 1000.0),
+                   share[2] / (ns / 1000.0), share[3] / (ns / 1000.0), share[4] / (ns / 1000.0), share[5] / (ns / 1000.0));
+    }
   }
   return l;
 }
