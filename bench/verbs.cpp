@@ -5,6 +5,9 @@
 //                    [--perftest]               the same in perftest's ib_send_lat loop
 //                    [--event]                  each side sleeps for its receive's completion
 //                                               on a completion channel (perftest's -e)
+//                    [--slow-log PATH]          writes each round trip of 10 us and more: its
+//                                               end (CLOCK_MONOTONIC ns) and length (us), for
+//                                               bench/stalls.py to set against perf's trace
 //   bench_verbs bw   --op write|read --size N --iters K   RDMA WRITE/READ bandwidth
 //   bench_verbs rate --size 64 --iters N       SEND message rate
 //
@@ -57,6 +60,7 @@ struct Args {
   bool event = false;     // lat: receives' completions awaited on a completion channel
   uint32_t idle_qps = 0;  // lat, selflat: more RC QPs on each side, in RTS, that carry nothing
   uint32_t waiting_qps = 0;  // lat, selflat: more RC QPs on each side, each awaiting an ACK
+  std::string slow_log;      // lat: where to write each round trip of 10 us and more (bench/stalls.py)
 };
 
 struct Peer {
@@ -69,7 +73,7 @@ struct Peer {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
-               "[--socket PATH] [--pin] [--perftest] [--event] [--idle-qps N] [--waiting-qps N]\n");
+               "[--socket PATH] [--pin] [--perftest] [--event] [--idle-qps N] [--waiting-qps N] [--slow-log PATH]\n");
   std::exit(2);
 }
 
@@ -93,11 +97,13 @@ Args parse(int argc, char** argv) {
     else if (k == "--event") a.event = true;
     else if (k == "--idle-qps") a.idle_qps = static_cast<uint32_t>(std::stoul(next()));
     else if (k == "--waiting-qps") a.waiting_qps = static_cast<uint32_t>(std::stoul(next()));
+    else if (k == "--slow-log") a.slow_log = next();
     else usage();
   }
   if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate" && a.mode != "selflat" && a.mode != "emptypoll") usage();
   if (a.op != "write" && a.op != "read") usage();
   if (a.event && (a.mode != "lat" || a.perftest)) usage();
+  if (!a.slow_log.empty() && a.mode != "lat") usage();
   return a;
 }
 
@@ -262,6 +268,27 @@ uint64_t stamp() {
 #endif
 }
 
+// Each round trip of 10 us and more, one a line: "END_NS LENGTH_US", END_NS on CLOCK_MONOTONIC
+// (steady_clock here; `perf record -k CLOCK_MONOTONIC` stamps its events on the same clock).
+// No reading in the timed loop: a round trip ends where the next begins, so the ends are the
+// running sum of the lengths from the run's start.
+void write_slow_log(const std::string& path, const std::vector<uint64_t>& rtt, std::chrono::steady_clock::time_point start,
+                    double us_per_stamp) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::perror(path.c_str());
+    std::exit(1);
+  }
+  const double start_ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
+  uint64_t elapsed = 0;
+  for (uint64_t r : rtt) {
+    elapsed += r;
+    const double us = static_cast<double>(r) * us_per_stamp;
+    if (us >= 10.0) std::fprintf(f, "%.0f %.2f\n", start_ns + static_cast<double>(elapsed) * us_per_stamp * 1000.0, us);
+  }
+  std::fclose(f);
+}
+
 struct Latency {
   double mean_us = 0;  // half round trip, averaged over every iteration (the target's figure)
   double p50_us = 0;   // half round trip, percentiles of the individual round trips
@@ -364,6 +391,7 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
   l.mean_us = ns / 2 / static_cast<double>(a.iters) / 1000.0;
   if (client && !rtt.empty()) {
     const double us_per_stamp = ns / 1000.0 / static_cast<double>(stamp() - start_stamp);
+    if (!a.slow_log.empty()) write_slow_log(a.slow_log, rtt, start, us_per_stamp);
     std::sort(rtt.begin(), rtt.end());
     auto half = [&](double q) {
       return static_cast<double>(rtt[static_cast<size_t>(q * static_cast<double>(rtt.size() - 1))]) * us_per_stamp / 2;
