@@ -60,6 +60,17 @@ constexpr uint64_t kStallTicks = 200'000;
 // poll that found its completion and its next poll, so only a pre-emption there rings it
 // early: tens of rings in 0.1 s of 8-byte ping-pong, with no change in its mean or p999.
 constexpr uint64_t kAwayStallTicks = 4'000;
+// 20,000 ticks (~10 us here): how long a polling application thread finds the device lock
+// taken, poll after poll, before it gives its CPU up once (device_busy). A step takes a
+// microsecond or two; a lock held longer is held by a thread that is not running. On two
+// vCPUs that was this engine's thread, woken onto the vCPU where the application then
+// spun on the lock it held: the application's polls failed for up to 8 ms, until the
+// scheduler's slice ran out (bench_verbs lat 8 B: 1 run in ~16 with a tenth of its time in
+// round trips of 10 us and more, three such streaks in it). A yield with no other thread
+// to run costs ~1 us.
+constexpr uint64_t kBusyYieldTicks = 20'000;
+// Polls that found the device busy further apart than this (~1 us) are not one streak.
+constexpr uint64_t kBusyStreakGapTicks = 2'000;
 
 // A counter only the device lock's holder writes: a plain load and store, not a locked
 // read-modify-write, which would stall until this core's earlier stores to a peer's ring
@@ -356,11 +367,25 @@ bool Engine::stream_quiet() {
   return false;
 }
 
+void Engine::device_busy() {
+  // Per thread: the application's polling threads each keep their own streak.
+  thread_local uint64_t streak_start = 0;
+  thread_local uint64_t last_seen = 0;
+  const uint64_t now = ticks();
+  if (ticks_since(last_seen, now) > kBusyStreakGapTicks) streak_start = now;  // a new streak
+  last_seen = now;
+  if (ticks_since(streak_start, now) < kBusyYieldTicks) return;
+  streak_start = now;
+  counters_.busy_yields.fetch_add(1, std::memory_order_relaxed);
+  std::this_thread::yield();
+}
+
 bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   if (streaming_.load(std::memory_order_relaxed) && stream_quiet()) return false;
   if (work_waiting()) {
     // A frame waits: the step first, the lease (and its time-stamp reading) after it.
     const bool ran = try_progress(StepKind::kPoll, cq, want);
+    if (!ran) device_busy();
     touch_after_step(ran);
     return ran;
   }
@@ -369,6 +394,7 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
   // kIdleStepTicks, far finer than any IBA timer.
   if (idle_ticks_since_step() < kIdleStepTicks) return false;
   const bool ran = try_progress(StepKind::kPoll, cq, want);
+  if (!ran) device_busy();
   if (rang_away_.load(std::memory_order_relaxed)) {
     // The step rang a peer whose application is away: its engine must run to read what
     // this thread waits for, and both vCPUs may be busy (this poller, and the peer's thread

@@ -61,6 +61,7 @@ struct EngineCounters {
   std::atomic<uint64_t> inline_steps{0};  // steps run by application threads
   std::atomic<uint64_t> engine_steps{0};  // steps by the engine's thread that did something
   std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked
+  std::atomic<uint64_t> busy_yields{0};   // polls that found the device busy ~10 us and yielded
 };
 
 class Engine {
@@ -201,6 +202,9 @@ class Engine {
   // poll_inline() after a step drained a stream (streaming_): true while the poll should
   // leave the inbox alone (kStreamQuietTicks after that step); then clears streaming_.
   bool stream_quiet();
+  // poll_inline() found the device lock taken: after ~10 us of that (kBusyYieldTicks), give
+  // this CPU up once, to the holder if it waits for it.
+  void device_busy();
   // An empty poll: on one in kIdlePollsPerTick, the ticks since the last step ended (the
   // counter read, the lease refreshed); 0 on the others (as if a step had just ended: no
   // caller acts on it). Not an optional: its flag, stored as a byte and read back with the

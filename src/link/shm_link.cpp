@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/log.hpp"
+#include "packet/opcode.hpp"
 
 namespace softib::link {
 
@@ -121,6 +122,7 @@ ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
     const ChannelMemory mem = p->inbox.channel(*ch);
     ShmRegion::prefault(mem.data(), mem.capacity());  // once, before the first frame
     p->writer.emplace(mem, p->inbox.start_position(*ch));
+    p->wanted_end = p->writer->position();
   } else {
     SOFTIB_LOG(kWarn, "shm", "endpoint {}: every channel of endpoint {} is taken", endpoint_, endpoint);
   }
@@ -242,6 +244,7 @@ void ShmLink::publish_pack() {
   pack_.peer = nullptr;
   if (pack_.used == 0) return;  // its one frame was dropped uncommitted: the space is reserved again later
   p->writer->commit(pack_.used, kRecordPacked);
+  p->wanted_end = p->writer->position();  // a pack may hold anything
   ++counters_.packs_sent;
   ring_if_asleep(*p);
 }
@@ -280,7 +283,11 @@ bool ShmLink::wake_away(const std::function<bool()>& awaiting_acks) {
     if (!p.writer || !p.inbox.away()) continue;
     const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
     const uint64_t position = p.writer->position();
-    if (head == position) {
+    // Read all but bare ACKs: it waits for nothing from here (a polling ping-pong's peer,
+    // pre-empted after the poll that found the reply and left the ACK behind it unread, was
+    // rung for that ACK, 75-340 times a run a side; its engine, woken onto this CPU, then
+    // took it from this thread for ~20 us). Rung only if this device awaits its ACKs.
+    if (head - p.wanted_end < (uint64_t{1} << 63)) {
       if (!awaiting) awaiting = awaiting_acks();
       if (!*awaiting) continue;
     }
@@ -345,7 +352,11 @@ void ShmLink::commit(size_t len) {
     ++counters_.frames_packed;
     return;
   }
+  // The transport's first byte is the BTH's opcode: an RC ACK or NAK (AETH only) is what a
+  // peer's application, away from the library, never waits for (wake_away).
+  const bool bare_ack = len != 0 && building_at_[building_header_] == static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
   p->writer->commit(building_header_ + len, building_kind_);
+  if (!bare_ack) p->wanted_end = p->writer->position();
   ring_if_asleep(*p);
 }
 

@@ -241,6 +241,10 @@ class ShmLink final : public rc::FrameSink {
     // it is rung as away once until one of them moves (wake_stalled rings it meanwhile).
     uint64_t away_rung_head = UINT64_MAX;
     uint64_t away_rung_position = UINT64_MAX;
+    // Where the last record this link wrote that is not a bare acknowledgement ends (a
+    // position of the writer). An away peer that has read to here is waiting for nothing
+    // this link sent: wake_away leaves it be unless this device awaits its ACKs.
+    uint64_t wanted_end = 0;
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's

@@ -388,6 +388,35 @@ TEST_F(ShmLinkTest, AnAwayPeerIsRungOnceUntilItReadsOrIsSentMore) {
   EXPECT_FALSE(a->link.wake_away(yes)) << "b's application came back to poll";
 }
 
+// An away peer that left only bare ACKs unread waits for nothing from this side: wake_away
+// leaves it be unless this side awaits its ACKs (Peer::wanted_end). A polling ping-pong's
+// poll stops at the reply and leaves the ACK behind it, so each pre-emption of the peer
+// after that poll rang it for that ACK. wake_stalled still rings for it.
+TEST_F(ShmLinkTest, AnAwayPeerIsNotRungForBareAcksItLeftUnread) {
+  build();
+  post_recv(*b, 0, 0, 64);
+  post_recv(*a, 0, 0, 64);
+  const std::function<bool()> yes = [] { return true; }, no = [] { return false; };
+  post(*a, WrOpcode::kSend, 0, 16, 0);
+  a->device.progress();
+  EXPECT_EQ(b->link.poll(b->device), 1u);
+  b->device.progress();  // b's ACK of a's SEND goes to a
+  ASSERT_EQ(b->link.counters().frames_sent, 1u);
+
+  a->link.inbox().set_away(true);
+  EXPECT_FALSE(b->link.wake_away(no)) << "a left only an ACK unread, and b awaits nothing from a";
+  EXPECT_TRUE(b->link.wake_away(yes)) << "b awaits a's ACKs (a's poll may hold them)";
+  EXPECT_TRUE(rung(a->bell));
+  EXPECT_TRUE(b->link.wake_stalled()) << "the slow look rings for anything unread";
+  EXPECT_TRUE(rung(a->bell));
+
+  post(*b, WrOpcode::kSend, 0, 16, 0);
+  b->device.progress();
+  EXPECT_TRUE(b->link.wake_away(no)) << "a SEND unread";
+  EXPECT_TRUE(rung(a->bell));
+  EXPECT_EQ(b->link.counters().away_rings, 2u);
+}
+
 // A step's small frames to one peer share a packed record (ShmLink::begin_batch); larger
 // ones, and the frames of a lone WQE, go as records of their own; everything arrives whole
 // and in order through a ring that wraps, packs cut where a frame would not fit.
