@@ -427,6 +427,7 @@ void Engine::sleep_on_doorbell(const timespec* timeout) {
   pollfd p{doorbell_.fd(), POLLIN, 0};
   if (::ppoll(&p, 1, timeout, nullptr) > 0) {
     doorbell_.drain();
+    counters_.rung_wakes.fetch_add(1, std::memory_order_relaxed);
     // Rung: one step follows, even if a lease holds (a peer found its frames unread because
     // the application stopped reading, ShmLink::wake_stalled; or a kick). Else the loop's top
     // would sleep the lease out, and that ring would be lost.

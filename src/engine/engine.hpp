@@ -61,6 +61,7 @@ struct EngineCounters {
   std::atomic<uint64_t> inline_steps{0};  // steps run by application threads
   std::atomic<uint64_t> engine_steps{0};  // steps by the engine's thread that did something
   std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked
+  std::atomic<uint64_t> rung_wakes{0};    // sleeps ended by the doorbell (a ring or kick), not a timeout
   std::atomic<uint64_t> busy_yields{0};   // polls that found the device busy ~10 us and yielded
 };
 
