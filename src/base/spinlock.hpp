@@ -15,7 +15,7 @@ namespace softib {
 
 // One wait of a spin loop: a pause; every 64th wait a yield instead, so that a holder
 // preempted on this CPU gets it back; and from the 1024th wait on (16 yields have not brought
-// the lock back) a sleep in place of every 64th, 20 us and doubling to 1 ms. `spins` counts
+// the lock back) a sleep in place of every 64th, 20 us doubling to 1.28 ms. `spins` counts
 // the waits.
 //
 // Why sleep: a holder that blocks in the kernel (page faults as a channel's memory is first
@@ -23,9 +23,9 @@ namespace softib {
 // once. Engine threads waiting on the device lock spun so on both vCPUs for 10-15 ms while
 // their applications set up (perf: ~7,000 sched_yield calls a burst, ~4,600 a run of
 // `bench_verbs lat`, all from Engine::run's lock). `bench_verbs lat --iters 1000`, mostly
-// setup and teardown, 20 interleaved runs: CPU time 77 -> 43 ms (median). Why not sleep sooner: a wake-up preempts a runnable holder
-// on this CPU again each time (Linux's EEVDF), where a yield lets it finish; the doubling
-// keeps such wake-ups few.
+// setup and teardown, 20 interleaved runs: CPU time 77 -> 43 ms (median).
+// Why not sleep sooner: each wake-up preempts a runnable holder on this CPU again (Linux's
+// EEVDF), where a yield lets it finish; the doubling keeps such wake-ups few.
 inline constexpr int kSpinWaitsBeforeSleeping = 16 * 64;
 
 inline void spin_wait(int& spins) {

@@ -287,7 +287,7 @@ bool ShmLink::wake_away(const std::function<bool()>& awaiting_acks) {
     // pre-empted after the poll that found the reply and left the ACK behind it unread, was
     // rung for that ACK, 75-340 times a run a side; its engine, woken onto this CPU, then
     // took it from this thread for ~20 us). Rung only if this device awaits its ACKs.
-    if (head - p.wanted_end < (uint64_t{1} << 63)) {
+    if (head >= p.wanted_end) {  // positions are free-running byte counts: they never wrap
       if (!awaiting) awaiting = awaiting_acks();
       if (!*awaiting) continue;
     }
