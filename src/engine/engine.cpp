@@ -56,9 +56,14 @@ constexpr uint64_t kStallTicks = 200'000;
 // back to poll (ShmLink::wake_away: once until the peer reads or is sent more). perftest's
 // ib_write_lat spins on memory there, holding the lease, so its peer's WRITE waited out
 // kStallTicks every iteration: ~90 us typical. Now ~9-10 us, mostly the woken engine's
-// wake-up; 10,000 ticks gave ~10-11 us. A polling ping-pong's peer is away only between a
-// poll that found its completion and its next poll, so only a pre-emption there rings it
-// early: tens of rings in 0.1 s of 8-byte ping-pong, with no change in its mean or p999.
+// wake-up; 10,000 ticks gave ~10-11 us. Only for work the peer's engine finishes without its
+// application (a WRITE, a READ or atomic request): a polling SEND ping-pong's peer is away
+// only when pre-empted between a poll that found its completion and its next poll, and
+// ringing it for the SEND it left unread, or for the ACK its poll held, then only woke its
+// engine onto the ringer's CPU (1M-iteration bench_verbs lat, 0.4 s of it: each application
+// thread pre-empted ~450 times and runnable-but-waiting 8-18 ms, against ~185 times and
+// 6-15 ms with those rings gone, /proc's schedstat; the mean did not move). A held ACK's
+// ring waits for kStallTicks' look (ShmLink::wake_away_for_acks).
 constexpr uint64_t kAwayStallTicks = 4'000;
 // 20,000 ticks (~10 us here): how long a polling application thread finds the device lock
 // taken, poll after poll, before it gives its CPU up once (device_busy). A step takes a
@@ -264,11 +269,13 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
     if (idle >= kStallTicks && ticks_since(last_stall_check_.load(std::memory_order_relaxed), now) >= kStallTicks) {
       last_stall_check_.store(now, std::memory_order_relaxed);
       shm_->wake_stalled();
+      if (shm_->wake_away_for_acks([this] { return device_.next_deadline().has_value(); }) &&
+          kind != StepKind::kEngine)
+        rang_away_.store(true, std::memory_order_relaxed);
     } else if (idle >= kAwayStallTicks &&
                ticks_since(last_away_check_.load(std::memory_order_relaxed), now) >= kAwayStallTicks) {
       last_away_check_.store(now, std::memory_order_relaxed);
-      if (shm_->wake_away([this] { return device_.next_deadline().has_value(); }) && kind != StepKind::kEngine)
-        rang_away_.store(true, std::memory_order_relaxed);
+      if (shm_->wake_away() && kind != StepKind::kEngine) rang_away_.store(true, std::memory_order_relaxed);
     }
   }
   return did;

@@ -17,6 +17,24 @@ namespace {
 
 constexpr uint8_t kPortActive = 4;  // IBA PortState Active
 
+// Whether a frame with this BTH opcode is work the receiving engine finishes without its
+// application (wake_away): an RDMA WRITE lands where the application may be spinning on
+// memory for it, and a READ or atomic request is answered by the device. A SEND's or a
+// response's completion waits for the application's poll, whatever the engine does.
+bool engine_work(uint8_t opcode) {
+  const packet::OpcodeInfo* info = packet::find_opcode(opcode);
+  if (info == nullptr) return false;
+  switch (info->operation) {
+    case packet::Operation::kRdmaWrite:
+    case packet::Operation::kRdmaReadRequest:
+    case packet::Operation::kCompareSwap:
+    case packet::Operation::kFetchAdd:
+    case packet::Operation::kFlush:
+    case packet::Operation::kAtomicWrite: return true;
+    default: return false;
+  }
+}
+
 // Stores a header's field as its own type (named explicitly: a value of another width does
 // not compile silently) at its offset in the ring.
 template <class Field>
@@ -122,7 +140,7 @@ ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
     const ChannelMemory mem = p->inbox.channel(*ch);
     ShmRegion::prefault(mem.data(), mem.capacity());  // once, before the first frame
     p->writer.emplace(mem, p->inbox.start_position(*ch));
-    p->wanted_end = p->writer->position();
+    p->engine_work_end = p->writer->position();
   } else {
     SOFTIB_LOG(kWarn, "shm", "endpoint {}: every channel of endpoint {} is taken", endpoint_, endpoint);
   }
@@ -244,7 +262,7 @@ void ShmLink::publish_pack() {
   pack_.peer = nullptr;
   if (pack_.used == 0) return;  // its one frame was dropped uncommitted: the space is reserved again later
   p->writer->commit(pack_.used, kRecordPacked);
-  p->wanted_end = p->writer->position();  // a pack may hold anything
+  if (pack_.engine_work) p->engine_work_end = p->writer->position();
   ++counters_.packs_sent;
   ring_if_asleep(*p);
 }
@@ -275,33 +293,44 @@ void ShmLink::ring_stalled(Peer& p) {
   p.doorbell.ring();
 }
 
-bool ShmLink::wake_away(const std::function<bool()>& awaiting_acks) {
+bool ShmLink::wake_away() {
+  bool rang = false;
+  for (auto& up : peers_) {
+    Peer& p = *up;
+    if (!p.writer || !p.inbox.away()) continue;
+    const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
+    // Positions are free-running byte counts: they never wrap.
+    if (head < p.engine_work_end && ring_away(p, head)) rang = true;
+  }
+  return rang;
+}
+
+bool ShmLink::wake_away_for_acks(const std::function<bool()>& awaiting_acks) {
   bool rang = false;
   std::optional<bool> awaiting;  // asked once, and only if an away peer read everything
   for (auto& up : peers_) {
     Peer& p = *up;
     if (!p.writer || !p.inbox.away()) continue;
     const uint64_t head = p.writer->control().head.load(std::memory_order_acquire);
-    const uint64_t position = p.writer->position();
-    // Read all but bare ACKs: it waits for nothing from here (a polling ping-pong's peer,
-    // pre-empted after the poll that found the reply and left the ACK behind it unread, was
-    // rung for that ACK, 75-340 times a run a side; its engine, woken onto this CPU, then
-    // took it from this thread for ~20 us). Rung only if this device awaits its ACKs.
-    if (head >= p.wanted_end) {  // positions are free-running byte counts: they never wrap
-      if (!awaiting) awaiting = awaiting_acks();
-      if (!*awaiting) continue;
-    }
-    // Once until it reads or this link writes: a peer whose thread was pre-empted between a
-    // poll that found its completion and its next poll (a polling ping-pong on busy vCPUs)
-    // would otherwise be rung every few microseconds for as long as the pre-emption lasts.
-    if (head == p.away_rung_head && position == p.away_rung_position) continue;
-    p.away_rung_head = head;
-    p.away_rung_position = position;
-    ++counters_.away_rings;
-    ring_stalled(p);
-    rang = true;
+    if (head != p.writer->position()) continue;  // wake_stalled's: something is unread
+    if (!awaiting) awaiting = awaiting_acks();
+    if (!*awaiting) return rang;
+    if (ring_away(p, head)) rang = true;
   }
   return rang;
+}
+
+bool ShmLink::ring_away(Peer& p, uint64_t head) {
+  // Once until it reads or this link writes: a peer whose thread was pre-empted between a
+  // poll that found its completion and its next poll would otherwise be rung at every look
+  // for as long as the pre-emption lasts.
+  const uint64_t position = p.writer->position();
+  if (head == p.away_rung_head && position == p.away_rung_position) return false;
+  p.away_rung_head = head;
+  p.away_rung_position = position;
+  ++counters_.away_rings;
+  ring_stalled(p);
+  return true;
 }
 
 std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {
@@ -347,16 +376,16 @@ void ShmLink::commit(size_t len) {
   if (building_packed_) {
     // Published with its pack (flush_pack).
     put_field<decltype(ShmSubFrame::length)>(building_at_, offsetof(ShmSubFrame, length), static_cast<uint16_t>(len));
+    if (len != 0 && engine_work(building_at_[sizeof(ShmSubFrame)])) pack_.engine_work = true;
     pack_.used += sub_frame_span(len);
     ++pack_.frames;
     ++counters_.frames_packed;
     return;
   }
-  // The transport's first byte is the BTH's opcode: an RC ACK or NAK (AETH only) is what a
-  // peer's application, away from the library, never waits for (wake_away).
-  const bool bare_ack = len != 0 && building_at_[building_header_] == static_cast<uint8_t>(packet::Opcode::kRcAcknowledge);
+  // The transport's first byte is the BTH's opcode (wake_away).
+  const bool work = len != 0 && engine_work(building_at_[building_header_]);
   p->writer->commit(building_header_ + len, building_kind_);
-  if (!bare_ack) p->wanted_end = p->writer->position();
+  if (work) p->engine_work_end = p->writer->position();
   ring_if_asleep(*p);
 }
 

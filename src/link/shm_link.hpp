@@ -197,13 +197,22 @@ class ShmLink final : public rc::FrameSink {
   // it looks. Reads each peer's published head: a line the peer's core writes, so not for
   // every step. Returns whether it rang any. REQUIRES: the device's lock.
   bool wake_stalled();
-  // The same, sooner, for the peers whose application last left the library with completions
-  // in hand (ShmInbox::away), once until the peer reads or this link writes more. If
-  // `awaiting_acks()` (asked only then: the caller's device waits for acknowledgements), also
-  // an away peer that read everything sent since it was last rung: its last poll's step may
-  // have taken the request and held the ACK back for the next step (rc::Device::AckPolicy),
-  // which an application spinning on memory never runs; a rung engine steps and sends it.
-  bool wake_away(const std::function<bool()>& awaiting_acks);
+  // The same, sooner (~2 us), for the peers whose application last left the library with
+  // completions in hand (ShmInbox::away) and left unread work its engine finishes without
+  // that application (Peer::engine_work_end: an RDMA WRITE, READ or atomic request; perftest's
+  // ib_write_lat spins on memory for the WRITE): once until the peer reads or this link
+  // writes more. Not for SENDs or responses: their completions wait for the application's
+  // next poll whatever its engine does, and a polling ping-pong's peer is away only when it
+  // was pre-empted just after a poll, so a ring then only woke its engine onto this CPU
+  // (~20-30 us of it a ring, hundreds of rings a second). wake_stalled covers them.
+  bool wake_away();
+  // With wake_stalled's look: an away peer that read everything sent since it was last rung
+  // while `awaiting_acks()` (asked only then: the caller's device waits for
+  // acknowledgements). Its last poll's step may have taken the request and held the ACK
+  // back for the next step (rc::Device::AckPolicy), which an application spinning on memory
+  // never runs; a rung engine steps and sends it. wake_stalled does not ring it: nothing is
+  // left unread. Once until the peer reads or this link writes more.
+  bool wake_away_for_acks(const std::function<bool()>& awaiting_acks);
 
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
@@ -241,10 +250,11 @@ class ShmLink final : public rc::FrameSink {
     // it is rung as away once until one of them moves (wake_stalled rings it meanwhile).
     uint64_t away_rung_head = UINT64_MAX;
     uint64_t away_rung_position = UINT64_MAX;
-    // Where the last record this link wrote that is not a bare acknowledgement ends (a
-    // position of the writer). An away peer that has read to here is waiting for nothing
-    // this link sent: wake_away leaves it be unless this device awaits its ACKs.
-    uint64_t wanted_end = 0;
+    // Where the last record this link wrote that holds work for the peer's engine ends (a
+    // position of the writer; engine_work()): an RDMA WRITE, READ or atomic request, which
+    // the engine finishes without its application. wake_away's early look rings an away
+    // peer only for those.
+    uint64_t engine_work_end = 0;
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's
@@ -271,6 +281,9 @@ class ShmLink final : public rc::FrameSink {
   // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.
   wire::MutByteSpan reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, size_t len, bool may_pack);
   wire::MutByteSpan reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len);
+  // wake_away()'s and wake_away_for_acks()' ring: once until the peer reads or this link
+  // writes more (Peer::away_rung_*). Returns whether it rang.
+  bool ring_away(Peer& p, uint64_t head);
   // wake_stalled()'s and wake_away()'s ring: counted, then the doorbell, whether or not the
   // peer's engine sleeps (a ring that finds it between sleeps is not the last word).
   void ring_stalled(Peer& p);
@@ -325,6 +338,7 @@ class ShmLink final : public rc::FrameSink {
     size_t used = 0;
     size_t room = 0;
     size_t frames = 0;
+    bool engine_work = false;  // a frame in it is (engine_work() in shm_link.cpp)
   } pack_;
   bool packing_ = true;
   bool batching_ = false;

@@ -345,76 +345,83 @@ bool rung(const Doorbell& bell) {
   return r;
 }
 
-// wake_away rings a peer whose application is away (ShmInbox::away) when the peer left frames
-// unread, or, while the caller waits for ACKs, when it read all it was sent (its poll's step
-// may hold the ACK back): once until the peer reads or the link writes more. wake_stalled
-// rings any peer with frames unread, away or not, at every call.
+// wake_away rings a peer whose application is away (ShmInbox::away) when it left unread work
+// its engine finishes without that application (an RDMA WRITE here): once until the peer
+// reads or the link writes more. wake_stalled rings any peer with frames unread, away or
+// not, at every call.
 TEST_F(ShmLinkTest, AnAwayPeerIsRungOnceUntilItReadsOrIsSentMore) {
   build();
-  for (uint64_t i = 0; i < 4; ++i) post_recv(*b, i, 64 * i, 64);
-  auto send = [&] {
-    post(*a, WrOpcode::kSend, 0, 16, 0);
+  auto write = [&] {
+    post(*a, WrOpcode::kRdmaWrite, 0, 16, b->addr(64));
     a->device.progress();
   };
-  const std::function<bool()> yes = [] { return true; }, no = [] { return false; };
-  send();
+  write();
   EXPECT_FALSE(b->link.inbox().away());
-  EXPECT_FALSE(a->link.wake_away(yes)) << "b's application is not away";
+  EXPECT_FALSE(a->link.wake_away()) << "b's application is not away";
   EXPECT_TRUE(a->link.wake_stalled());
   EXPECT_TRUE(a->link.wake_stalled()) << "again while b reads nothing";
   EXPECT_TRUE(rung(b->bell));
 
   b->link.inbox().set_away(true);
-  EXPECT_TRUE(a->link.wake_away(no)) << "a frame left unread";
+  EXPECT_TRUE(a->link.wake_away()) << "a WRITE left unread";
   EXPECT_TRUE(rung(b->bell));
-  EXPECT_FALSE(a->link.wake_away(yes)) << "rung already, and nothing moved";
+  EXPECT_FALSE(a->link.wake_away()) << "rung already, and nothing moved";
   EXPECT_FALSE(rung(b->bell));
 
   EXPECT_EQ(b->link.poll(b->device), 1u);
   EXPECT_EQ(b->link.poll(b->device), 0u);  // idle: b publishes how far it read
   EXPECT_FALSE(a->link.wake_stalled()) << "nothing unread";
-  EXPECT_FALSE(a->link.wake_away(no)) << "nothing unread, and no ACK awaited";
-  EXPECT_TRUE(a->link.wake_away(yes)) << "read since its ring, and an ACK awaited";
-  EXPECT_FALSE(a->link.wake_away(yes));
+  EXPECT_FALSE(a->link.wake_away()) << "nothing unread";
 
-  send();
-  EXPECT_TRUE(a->link.wake_away(no)) << "sent more since the last ring";
+  write();
+  EXPECT_TRUE(a->link.wake_away()) << "sent more since the last ring";
   EXPECT_TRUE(rung(b->bell));
-  EXPECT_EQ(a->link.counters().away_rings, 3u);
-  EXPECT_EQ(a->link.counters().stall_rings, 5u) << "two by wake_stalled, three by wake_away";
+  EXPECT_EQ(a->link.counters().away_rings, 2u);
+  EXPECT_EQ(a->link.counters().stall_rings, 4u) << "two by wake_stalled, two by wake_away";
 
   b->link.inbox().set_away(false);
-  send();
-  EXPECT_FALSE(a->link.wake_away(yes)) << "b's application came back to poll";
+  write();
+  EXPECT_FALSE(a->link.wake_away()) << "b's application came back to poll";
 }
 
-// An away peer that left only bare ACKs unread waits for nothing from this side: wake_away
-// leaves it be unless this side awaits its ACKs (Peer::wanted_end). A polling ping-pong's
-// poll stops at the reply and leaves the ACK behind it, so each pre-emption of the peer
-// after that poll rang it for that ACK. wake_stalled still rings for it.
-TEST_F(ShmLinkTest, AnAwayPeerIsNotRungForBareAcksItLeftUnread) {
+// An away peer is rung early (wake_away) only for what its engine finishes without its
+// application: an RDMA WRITE, a READ or atomic request; not a SEND, whose completion waits
+// for the application's next poll whatever the engine does, nor a bare ACK. A polling
+// ping-pong's peer is away only when pre-empted just after a poll, and those rings only woke
+// its engine onto the ringer's CPU. wake_stalled still rings for anything unread, and
+// wake_away_for_acks rings an away peer that read everything while this side awaits its
+// ACKs (its poll's step may hold them back).
+TEST_F(ShmLinkTest, AnAwayPeerIsRungEarlyOnlyForWorkItsEngineFinishes) {
   build();
   post_recv(*b, 0, 0, 64);
   post_recv(*a, 0, 0, 64);
   const std::function<bool()> yes = [] { return true; }, no = [] { return false; };
   post(*a, WrOpcode::kSend, 0, 16, 0);
   a->device.progress();
+  b->link.inbox().set_away(true);
+  EXPECT_FALSE(a->link.wake_away()) << "a SEND left unread";
+  EXPECT_FALSE(a->link.wake_away_for_acks(yes)) << "something unread: wake_stalled's to ring";
+  EXPECT_TRUE(a->link.wake_stalled()) << "the slow look rings for anything unread";
+  EXPECT_TRUE(rung(b->bell));
+
   EXPECT_EQ(b->link.poll(b->device), 1u);
   b->device.progress();  // b's ACK of a's SEND goes to a
+  EXPECT_EQ(b->link.poll(b->device), 0u);  // idle: b publishes how far it read
   ASSERT_EQ(b->link.counters().frames_sent, 1u);
-
   a->link.inbox().set_away(true);
-  EXPECT_FALSE(b->link.wake_away(no)) << "a left only an ACK unread, and b awaits nothing from a";
-  EXPECT_TRUE(b->link.wake_away(yes)) << "b awaits a's ACKs (a's poll may hold them)";
-  EXPECT_TRUE(rung(a->bell));
-  EXPECT_TRUE(b->link.wake_stalled()) << "the slow look rings for anything unread";
-  EXPECT_TRUE(rung(a->bell));
+  EXPECT_FALSE(b->link.wake_away()) << "a left only an ACK unread";
 
-  post(*b, WrOpcode::kSend, 0, 16, 0);
-  b->device.progress();
-  EXPECT_TRUE(b->link.wake_away(no)) << "a SEND unread";
-  EXPECT_TRUE(rung(a->bell));
-  EXPECT_EQ(b->link.counters().away_rings, 2u);
+  EXPECT_FALSE(a->link.wake_away_for_acks(no)) << "b read everything, and a awaits no ACK";
+  EXPECT_TRUE(a->link.wake_away_for_acks(yes)) << "b read everything while a awaits its ACKs";
+  EXPECT_TRUE(rung(b->bell));
+  EXPECT_FALSE(a->link.wake_away_for_acks(yes)) << "once until something moves";
+
+  post(*a, WrOpcode::kRdmaRead, 0, 16, b->addr(128));
+  a->device.progress();
+  EXPECT_TRUE(a->link.wake_away()) << "a READ request unread: b's engine answers it";
+  EXPECT_TRUE(rung(b->bell));
+  EXPECT_EQ(a->link.counters().away_rings, 2u);
+  EXPECT_EQ(b->link.counters().away_rings, 0u);
 }
 
 // A step's small frames to one peer share a packed record (ShmLink::begin_batch); larger
