@@ -61,7 +61,7 @@ class Rc : public VerbsSuite {
     connect_one(b, c.p, a, c.q);
   }
   // B's application polls `cq` (empty) for 20 ms, so its lease stretches to its longest and
-  // its engine sleeps, then takes a lease of a second as such polls do (a 5 ms one may have
+  // its engine sleeps, then takes a lease of a second as such polls do (a shorter one may have
   // run out before the test looks, on a loaded machine) and makes no call. B's link, or
   // nullptr on the loopback link (no lease there).
   const link::ShmLink* hold_lease_then_stop(Cq* cq) {
