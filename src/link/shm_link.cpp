@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -18,22 +19,20 @@ namespace {
 constexpr uint8_t kPortActive = 4;  // IBA PortState Active
 
 // Whether a frame with this BTH opcode is work the receiving engine finishes without its
-// application (wake_away): an RDMA WRITE lands where the application may be spinning on
-// memory for it, and a READ or atomic request is answered by the device. A SEND's or a
-// response's completion waits for the application's poll, whatever the engine does.
-bool engine_work(uint8_t opcode) {
-  const packet::OpcodeInfo* info = packet::find_opcode(opcode);
-  if (info == nullptr) return false;
-  switch (info->operation) {
-    case packet::Operation::kRdmaWrite:
-    case packet::Operation::kRdmaReadRequest:
-    case packet::Operation::kCompareSwap:
-    case packet::Operation::kFetchAdd:
-    case packet::Operation::kFlush:
-    case packet::Operation::kAtomicWrite: return true;
-    default: return false;
-  }
-}
+// application (wake_away): any request but a SEND. An RDMA WRITE lands where the application
+// may be spinning on memory for it, and a READ or atomic request is answered by the device;
+// a SEND's or a response's completion waits for the application's poll, whatever the engine
+// does. A table indexed by the opcode byte: commit() asks for every frame.
+constexpr std::array<bool, 256> kEngineWork = [] {
+  std::array<bool, 256> t{};
+  for (const packet::OpcodeInfo& info : packet::kOpcodeTable) t[info.value()] = info.is_request() && !info.is_send();
+  return t;
+}();
+static_assert(kEngineWork[to_underlying(packet::Opcode::kRcRdmaWriteOnly)] &&
+              kEngineWork[to_underlying(packet::Opcode::kRcRdmaReadRequest)] &&
+              !kEngineWork[to_underlying(packet::Opcode::kRcSendOnly)] &&
+              !kEngineWork[to_underlying(packet::Opcode::kRcAcknowledge)]);
+bool engine_work(uint8_t opcode) { return kEngineWork[opcode]; }
 
 // Stores a header's field as its own type (named explicitly: a value of another width does
 // not compile silently) at its offset in the ring.
