@@ -351,7 +351,9 @@ uint64_t Engine::touch() {
 void Engine::touch_at(uint64_t t) {
   if (shm_ != nullptr && ticks_since(lease_tsc_.load(std::memory_order_relaxed), t) >= kLeaseRefreshTicks) {
     lease_tsc_.store(t, std::memory_order_relaxed);
-    app_cpu_.store(::sched_getcpu(), std::memory_order_relaxed);
+    const int cpu = ::sched_getcpu();
+    app_cpu_.store(cpu, std::memory_order_relaxed);
+    shm_->inbox().set_lease_cpu(cpu);  // before the lease: a peer that sees the lease sees the CPU too
     shm_->inbox().hold_lease(link::monotonic_ns(), polling_since_ns_);
     // An engine already asleep without a timeout would never see the lease end: wake it so it
     // sleeps until then (Dekker with run(): lease, then sleeping_; sleeping_, then lease).
@@ -442,14 +444,22 @@ void Engine::sleep_on_doorbell(const timespec* timeout) {
   }
 }
 
-void Engine::keep_off_application_cpu() {
-  const int cpu = app_cpu_.load(std::memory_order_relaxed);
-  if (cpu < 0 || cpu == off_cpu_ || !allowed_cpus_ || !CPU_ISSET(static_cast<size_t>(cpu), &*allowed_cpus_) ||
-      CPU_COUNT(&*allowed_cpus_) < 2)
-    return;
+void Engine::keep_off_polling_cpus(bool own_application) {
+  if (!allowed_cpus_ || CPU_COUNT(&*allowed_cpus_) < 2) return;
   cpu_set_t set = *allowed_cpus_;
-  CPU_CLR(static_cast<size_t>(cpu), &set);
-  if (::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0) off_cpu_ = cpu;
+  const auto keep_off = [&set](int cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(static_cast<size_t>(cpu), &set) || CPU_COUNT(&set) < 2) return false;
+    CPU_CLR(static_cast<size_t>(cpu), &set);
+    return true;
+  };
+  const bool off_own = own_application && keep_off(app_cpu_.load(std::memory_order_relaxed));
+  if (shm_ != nullptr) {
+    std::lock_guard lock(device_.lock());  // the peer list changes under it
+    shm_->for_each_polling_peer_cpu(link::monotonic_ns(), keep_off);
+  }
+  off_own_cpu_ = off_own;
+  if (CPU_EQUAL(&set, &cpus_)) return;
+  if (::pthread_setaffinity_np(::pthread_self(), sizeof set, &set) == 0) cpus_ = set;
 }
 
 std::optional<cpu_set_t> Engine::thread_cpus() {
@@ -459,14 +469,13 @@ std::optional<cpu_set_t> Engine::thread_cpus() {
 }
 
 void Engine::run_anywhere() {
-  if (off_cpu_ < 0 || !allowed_cpus_) return;
-  if (::pthread_setaffinity_np(::pthread_self(), sizeof *allowed_cpus_, &*allowed_cpus_) == 0) off_cpu_ = -1;
+  if (off_own_cpu_) keep_off_polling_cpus(false);
 }
 
 void Engine::run() {
   {
     cpu_set_t set;
-    if (::pthread_getaffinity_np(::pthread_self(), sizeof set, &set) == 0) allowed_cpus_ = set;
+    if (::pthread_getaffinity_np(::pthread_self(), sizeof set, &set) == 0) allowed_cpus_ = cpus_ = set;
   }
   auto idle_since = std::chrono::steady_clock::now();
   auto last_housekeeping = idle_since;
@@ -483,7 +492,7 @@ void Engine::run() {
         timespec ts{};
         ts.tv_sec = static_cast<time_t>(wait_ns / 1'000'000'000);
         ts.tv_nsec = static_cast<long>(wait_ns % 1'000'000'000);
-        keep_off_application_cpu();
+        keep_off_polling_cpus(true);
         leased_sleep_.store(true, std::memory_order_relaxed);
         rung_.store(false);
         sleeping_.store(true);
@@ -542,7 +551,10 @@ void Engine::run() {
     if (leased) continue;
 
     // Sleep until rung, the next timer, the end of the lease, or housekeeping.
-    if (shm_ != nullptr) pace_sleeper_barrier();
+    if (shm_ != nullptr) {
+      pace_sleeper_barrier();
+      keep_off_polling_cpus(false);
+    }
     rung_.store(false);
     sleeping_.store(true);
     const bool heard = shm_ == nullptr || shm_->inbox().sleep_begin();
@@ -575,6 +587,9 @@ void Engine::run() {
     sleep_until_ns_.store(INT64_MAX);
     idle_since = std::chrono::steady_clock::now();
   }
+  timespec cpu{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+    counters_.cpu_ns.store(static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec));
 }
 
 }  // namespace softib::engine

@@ -63,6 +63,7 @@ struct EngineCounters {
   std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked
   std::atomic<uint64_t> rung_wakes{0};    // sleeps ended by the doorbell (a ring or kick), not a timeout
   std::atomic<uint64_t> busy_yields{0};   // polls that found the device busy ~10 us and yielded
+  std::atomic<uint64_t> cpu_ns{0};        // the engine thread's CPU time, stored when it ends
 };
 
 class Engine {
@@ -164,20 +165,24 @@ class Engine {
 
   const EngineCounters& counters() const { return counters_; }
   // The CPUs the engine thread may run on now (nullopt: not running). For tests and
-  // diagnostics: see keep_off_application_cpu().
+  // diagnostics: see keep_off_polling_cpus().
   std::optional<cpu_set_t> thread_cpus();
   rc::Device& device() { return device_; }
 
  private:
   void publish_away(bool away);
-  // Before a leased sleep: the engine thread may run anywhere it could at start but on the CPU
-  // where the application last polled. Rung while that thread spins there (on memory: a peer
-  // that rang it as away waits), the woken engine would queue behind it on a busy vCPU for up
-  // to a scheduler slice (ms); elsewhere the ringing poller yields its CPU to it.
-  void keep_off_application_cpu();
-  // When no lease is in force: back to every CPU it could use at start. An application that
-  // polled and then stopped (it waits elsewhere, or is done) no longer holds its CPU, and an
-  // engine serving a peer alone should not be confined to the CPU that peer runs on.
+  // Before a sleep: where the woken engine may run. Every CPU it could use at start, less the
+  // CPU where its own application last polled (`own_application`: a leased sleep), and less
+  // those where the applications of the peers this link sends to poll under a lease
+  // (ShmInbox::lease_cpu), as long as one CPU is left; the own application's CPU goes first.
+  // Rung by a thread that spins on its CPU (a poller, or a program spinning on memory), the
+  // woken engine would be put there: these VMs' kernels take an idle vCPU for a pre-empted
+  // one and pass it over, so the engine queued behind the spinner for a scheduler slice or
+  // more (ms; ib_write_lat p99.9 2-4 ms, ib_write_bw's first 30 ms) while the other vCPU
+  // idled. The affinity is set only when it changes.
+  void keep_off_polling_cpus(bool own_application);
+  // When no lease of its own is in force at the loop's top: its application's CPU is no
+  // longer kept off (it stopped polling: it waits elsewhere, or is done), peers' still are.
   void run_anywhere();
   struct Frame {
     rc::FrameAddr from;
@@ -255,7 +260,8 @@ class Engine {
   // engine thread only, the CPUs it may run on at start and the one it keeps off.
   std::atomic<int> app_cpu_{-1};
   std::optional<cpu_set_t> allowed_cpus_;
-  int off_cpu_ = -1;
+  cpu_set_t cpus_{};            // the affinity keep_off_polling_cpus() last set
+  bool off_own_cpu_ = false;    // it keeps off its own application's CPU (until run_anywhere)
   std::atomic<uint32_t> touches_{0};          // touch_sometimes() calls
   std::atomic<uint32_t> idle_polls_{0};       // poll_inline() calls that found nothing waiting
   // The last step emptied the inbox after a stream of packed records (its caller's thread

@@ -6,7 +6,7 @@
 //   | magic version channels capacity|    | channel 0 | channel 1 | ... |
 //   | endpoint pid                   |    +-----------+-----------+-----+
 //   | sleeping   (own cache line)    |
-//   | lease_ns   (own cache line)    |
+//   | lease_ns lease_cpu (own line)  |
 //   | away       (own cache line)    |
 //   | active[]   (claimed channels)  |
 //   +--------------------------------+
@@ -87,6 +87,10 @@ struct InboxHeader {
   alignas(64) std::atomic<uint32_t> sleeping;
   std::atomic<uint32_t> rung;  // a sender rang the doorbell since the engine went to sleep
   alignas(64) std::atomic<uint64_t> lease_ns;
+  // The CPU the lease's holder last polled on, plus one (0: not known); on the lease's line,
+  // which a sender reads anyway. Peers' engines keep off it before they sleep
+  // (engine::Engine::keep_off_polling_cpus).
+  std::atomic<uint32_t> lease_cpu;
   // 1 while the owner's application last left the library with completions in hand (it may
   // now spin on memory and read nothing: perftest's ib_write_lat); 0 while it polls an empty
   // CQ. Own line: the owner writes it as it changes, a waiting sender reads it now and then.
@@ -159,6 +163,13 @@ class ShmInbox {
   void hold_lease(uint64_t now_ns, std::atomic<uint64_t>& polling_since) const;
   void drop_lease() const { header().lease_ns.store(0, std::memory_order_seq_cst); }
   uint64_t lease_until() const { return header().lease_ns.load(std::memory_order_relaxed); }
+  // InboxHeader::lease_cpu: the owner's polling thread records its CPU (sched_getcpu()) as it
+  // refreshes the lease; -1 when not known.
+  void set_lease_cpu(int cpu) const {
+    const uint32_t v = cpu < 0 ? 0 : static_cast<uint32_t>(cpu) + 1;
+    if (header().lease_cpu.load(std::memory_order_relaxed) != v) header().lease_cpu.store(v, std::memory_order_relaxed);
+  }
+  int lease_cpu() const { return static_cast<int>(header().lease_cpu.load(std::memory_order_relaxed)) - 1; }
   // InboxHeader::away: the owner's application threads set it; senders read it.
   void set_away(bool away) const { header().away.store(away ? 1 : 0, std::memory_order_relaxed); }
   bool away() const { return header().away.load(std::memory_order_relaxed) != 0; }

@@ -113,6 +113,12 @@ class ShmLink final : public rc::FrameSink {
   ShmLink(const ShmDirectory& directory, uint32_t endpoint, uint32_t port_slot, ShmInbox inbox, Resolver resolver);
   ~ShmLink() override;
 
+  // Calls f(cpu) with the CPU on which each peer this link sends to polls, for those whose
+  // application holds a lease in force at `now_ns` and said where (ShmInbox::lease_cpu). The
+  // caller holds the device lock (the peer list changes under it).
+  template <class F>
+  void for_each_polling_peer_cpu(uint64_t now_ns, F&& f) const;
+
   // ---- out (rc::FrameSink) ----
   wire::MutByteSpan reserve(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override {
     // Most frames (a request, an ACK) go outside a batch, as a record of their own, to the
@@ -129,6 +135,9 @@ class ShmLink final : public rc::FrameSink {
     return reserve_frame(to, dest_qp, len, batching_);
   }
   void commit(size_t len) override;
+  // Attaches the peer `to` names (its inbox, doorbell and a claimed channel, prefaulted) now;
+  // nothing when the directory does not know it yet or it is gone (the first frame tries again).
+  void prepare(const rc::FrameAddr& to, Qpn dest_qp) override;
   size_t max_burst_bytes() const override { return max_burst_; }
   // A record of its own, behind any open pack.
   wire::MutByteSpan reserve_burst(const rc::FrameAddr& to, Qpn dest_qp, size_t len) override {
@@ -351,5 +360,13 @@ class ShmLink final : public rc::FrameSink {
   std::array<Watch, kMaxInboxChannels> watches_{};
   ShmLinkCounters counters_;
 };
+
+template <class F>
+void ShmLink::for_each_polling_peer_cpu(uint64_t now_ns, F&& f) const {
+  for (const auto& p : peers_) {
+    if (p->inbox.lease_until() <= now_ns) continue;
+    if (const int cpu = p->inbox.lease_cpu(); cpu >= 0) f(cpu);
+  }
+}
 
 }  // namespace softib::link

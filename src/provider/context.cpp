@@ -96,8 +96,9 @@ Context::~Context() {
     const engine::EngineCounters& e = engine_->counters();
     log(LogLevel::kDebug, "verbs",
         "{}: engine: {} device steps did something (the engine's and application threads'), {} were run by "
-        "application threads (busy or not); the engine slept {} times and was rung {} times",
-        info_.name, e.steps.load(), e.inline_steps.load(), e.sleeps.load(), e.wakeups.load());
+        "application threads (busy or not); the engine slept {} times ({} of them ended by its doorbell) and rang "
+        "others {} times; its thread used {:.1f} ms of CPU",
+        info_.name, e.steps.load(), e.inline_steps.load(), e.sleeps.load(), e.rung_wakes.load(), e.wakeups.load(), static_cast<double>(e.cpu_ns.load()) / 1e6);
   }
   if (device_) {
     const rc::DeviceCounters& d = device_->counters();

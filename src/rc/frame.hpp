@@ -75,6 +75,9 @@ class FrameSink {
   // Room for `len` transport bytes of a frame to `to` whose BTH names `dest_qp`, or empty.
   virtual wire::MutByteSpan reserve(const FrameAddr& to, Qpn dest_qp, size_t len) = 0;
   virtual void commit(size_t len) = 0;
+  // A connected QP now names `to` and `dest_qp` (modify_qp to RTR or RTS): a link that sets
+  // up a way to a destination at its first frame may do it now, outside the data path.
+  virtual void prepare(const FrameAddr& /*to*/, Qpn /*dest_qp*/) {}
   // The largest payload one burst may carry (0: the link takes packets only).
   virtual size_t max_burst_bytes() const { return 0; }
   // The largest payload a burst to `to` may carry by reference (0: never; rc/frame.hpp Burst).
