@@ -148,7 +148,6 @@ ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
 }
 
 void ShmLink::prepare(const rc::FrameAddr& to, Qpn dest_qp) {
-  if (to.global) return;  // a GRH path is resolved per frame (lid_of_gid)
   refresh();
   const auto dest = dir_.find(to.dlid, dest_qp);
   if (!dest || dest->endpoint == 0 || dest->endpoint == endpoint_ || !dir_.endpoint_alive(dest->endpoint)) return;

@@ -2,7 +2,7 @@
 // rc_suite.hpp; its instantiation: verbs_suite_test.cpp): one-sided operations complete while
 // the target makes no call; a target that holds the lease but stopped reading, or left with
 // its completion, is still served; the engine keeps off the polling application's CPU while
-// the lease holds; arming a CQ hands over at once.
+// the lease holds, and off the CPUs where its peers poll; arming a CQ hands over at once.
 #include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -248,6 +248,64 @@ TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpuAndNoLongerOnc
     if (CPU_EQUAL(&*engine, &allowed)) break;
     ASSERT_LT(std::chrono::steady_clock::now(), limit + std::chrono::seconds(10)) << "the engine stays kept off";
     std::this_thread::yield();
+  }
+}
+
+// An engine with no lease of its own (its application makes no call) keeps off, before it
+// sleeps, the CPU where a peer it sends to polls under a lease: rung by that poller (a WRITE
+// stream's client), the woken engine was put on the poller's busy vCPU while the other idled
+// (these kernels take an idle vCPU for a pre-empted one) and queued there 1-4 ms at a time
+// (perftest ib_write_bw through the drop-in, perf sched trace). Once no peer polls, it may
+// run anywhere again.
+TEST_P(Rc, AnEngineWithoutALeaseKeepsOffTheCpuWhereAPeerItSendsToPolls) {
+  if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "no lease without the shared-memory link";
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere else to go";
+  b.ctx->engine().release_lease();  // B's application makes no call from here on
+  std::array<WorkCompletion, 4> wc;
+  cpu_set_t polled_on;
+  CPU_ZERO(&polled_on);
+  // A polls (its lease's refreshes record the CPU); B's engine, kicked now and then, looks
+  // again each time it goes back to sleep.
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto next_kick = std::chrono::steady_clock::now();
+  std::optional<cpu_set_t> engine;
+  for (;;) {
+    EXPECT_EQ(a.ctx->poll_cq(a.rcq, wc), 0u);
+    if (const int cpu = ::sched_getcpu(); cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &polled_on);
+    if (std::chrono::steady_clock::now() >= next_kick) {
+      b.ctx->engine().kick();
+      next_kick += std::chrono::microseconds(200);
+    }
+    engine = b.ctx->engine().thread_cpus();
+    ASSERT_TRUE(engine.has_value());
+    if (CPU_COUNT(&*engine) == CPU_COUNT(&allowed) - 1) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), limit) << "B's engine still may run on every CPU";
+  }
+  cpu_set_t left;
+  CPU_XOR(&left, &allowed, &*engine);
+  ASSERT_EQ(CPU_COUNT(&left), 1);
+  cpu_set_t both;
+  CPU_AND(&both, &left, &polled_on);
+  EXPECT_EQ(CPU_COUNT(&both), 1) << "the CPU it left is one A polled on";
+  // And B's engine, so placed, still serves A's WRITE while B makes no call.
+  fill_pattern(a.buffer, 0, 512, 33);
+  const Sge s = a.sge(0, 512);
+  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 4)).ok());
+  auto swc = reap(a, a.scq, 1);
+  ASSERT_EQ(swc.size(), 1u);
+  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
+  // A stops polling: once its lease is over, B's engine may run on every CPU again.
+  a.ctx->engine().release_lease();
+  for (;;) {
+    b.ctx->engine().kick();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    engine = b.ctx->engine().thread_cpus();
+    ASSERT_TRUE(engine.has_value());
+    if (CPU_EQUAL(&*engine, &allowed)) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), limit + std::chrono::seconds(10)) << "B's engine stays kept off";
   }
 }
 

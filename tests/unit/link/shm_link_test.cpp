@@ -337,6 +337,32 @@ TEST_F(ShmLinkTest, ARingsPagesAreMappedWhenItsChannelIsFirstUsed) {
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
 }
 
+// A connected QP's link sets up its way to the peer when the QP is connected (modify_qp to
+// RTR/RTS names the destination): the peer's inbox attached, a channel claimed and its ring's
+// pages allocated, before any frame. perftest times from its first post, and that first
+// frame used to pay for softibd's answer, the mapping, the ring's pages and the membarrier
+// registration (an RCU grace period, ~7 ms in D state).
+TEST_F(ShmLinkTest, AConnectedQpsPeerIsAttachedWhenTheQpIsConnectedNotAtItsFirstFrame) {
+  build();
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (Side* receiver : {b.get(), a.get()}) {
+    std::optional<ChannelMemory> mem;
+    for (uint32_t i = 0; i < receiver->link.inbox().channels(); ++i) {
+      if (receiver->link.inbox().channel(i).control().owner.load() != 0) mem = receiver->link.inbox().channel(i);
+    }
+    ASSERT_TRUE(mem.has_value()) << "the peer claimed a channel of endpoint " << receiver->ep.id << " at connection";
+    EXPECT_GE(resident_and_mapped(mem->data(), mem->capacity()).first, mem->capacity() / page)
+        << "and allocated its ring's pages";
+  }
+  EXPECT_EQ(a->link.counters().frames_sent, 0u);
+  EXPECT_EQ(b->link.counters().frames_sent, 0u);
+  // The way is the one frames take.
+  post_recv(*b, 1, 0, 64);
+  post(*a, WrOpcode::kSend, 0, 16, 0);
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(wait(*b).status, WcStatus::kSuccess);
+}
+
 // Whether `bell` was rung since it was last drained (and drains it).
 bool rung(const Doorbell& bell) {
   pollfd p{bell.fd(), POLLIN, 0};
