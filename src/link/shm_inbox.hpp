@@ -72,6 +72,12 @@ inline constexpr uint64_t kLeaseMinNs = 200'000;
 inline constexpr uint64_t kLeaseMaxNs = 20'000'000;
 static_assert(kLeaseMaxNs < 33'000'000, "under the shortest timeout whose ACKs a poll holds");
 constexpr uint64_t lease_length(uint64_t polling_for_ns) { return std::clamp(polling_for_ns, kLeaseMinNs, kLeaseMaxNs); }
+// A lease that ends this far ahead or more: its holder has polled without a break for at
+// least as long (lease_length), a steady poller such as a bandwidth client. Peers' engines
+// keep off only such a poller's CPU (ShmLink::for_each_polling_peer_cpu): an event-driven
+// program's polls between its waits hold leases of ~200 us, and keeping off those would
+// change the engine's affinity at nearly every sleep (a migration each time it must move).
+inline constexpr uint64_t kSteadyPollingNs = 2'000'000;
 
 inline constexpr uint16_t kInboxSleeperBarrier = 1;  // InboxHeader.flags: the owner sleeps after membarrier()
 

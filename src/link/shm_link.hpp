@@ -113,9 +113,9 @@ class ShmLink final : public rc::FrameSink {
   ShmLink(const ShmDirectory& directory, uint32_t endpoint, uint32_t port_slot, ShmInbox inbox, Resolver resolver);
   ~ShmLink() override;
 
-  // Calls f(cpu) with the CPU on which each peer this link sends to polls, for those whose
-  // application holds a lease in force at `now_ns` and said where (ShmInbox::lease_cpu). The
-  // caller holds the device lock (the peer list changes under it).
+  // Calls f(cpu) with the CPU on which each peer this link sends to polls steadily: its
+  // application holds a lease that runs kSteadyPollingNs or more past `now_ns` and said where
+  // (ShmInbox::lease_cpu). The caller holds the device lock (the peer list changes under it).
   template <class F>
   void for_each_polling_peer_cpu(uint64_t now_ns, F&& f) const;
 
@@ -364,7 +364,7 @@ class ShmLink final : public rc::FrameSink {
 template <class F>
 void ShmLink::for_each_polling_peer_cpu(uint64_t now_ns, F&& f) const {
   for (const auto& p : peers_) {
-    if (p->inbox.lease_until() <= now_ns) continue;
+    if (p->inbox.lease_until() < now_ns + kSteadyPollingNs) continue;
     if (const int cpu = p->inbox.lease_cpu(); cpu >= 0) f(cpu);
   }
 }

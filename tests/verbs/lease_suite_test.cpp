@@ -252,7 +252,8 @@ TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpuAndNoLongerOnc
 }
 
 // An engine with no lease of its own (its application makes no call) keeps off, before it
-// sleeps, the CPU where a peer it sends to polls under a lease: rung by that poller (a WRITE
+// sleeps, the CPU where a peer it sends to polls steadily (a lease that ends
+// link::kSteadyPollingNs ahead or more, reached after that long polling): rung by that poller (a WRITE
 // stream's client), the woken engine was put on the poller's busy vCPU while the other idled
 // (these kernels take an idle vCPU for a pre-empted one) and queued there 1-4 ms at a time
 // (perftest ib_write_bw through the drop-in, perf sched trace). Once no peer polls, it may
