@@ -206,49 +206,17 @@ TEST_P(Rc, ATargetThatLeftWithItsCompletionIsRungAsAwayForItsHeldAckAndItsReques
 // queue behind it for up to a scheduler slice; elsewhere the poller that rang it yields.
 // Once no lease is in force, it may run anywhere again.
 TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpuAndNoLongerOnceItEnds) {
-  if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "no lease without the shared-memory link";
-  cpu_set_t allowed;
-  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere else to go";
-  std::array<WorkCompletion, 4> wc;
-  cpu_set_t polled_on;
-  CPU_ZERO(&polled_on);
-  // B polls (the lease, its refreshes record the CPU) until its engine, asleep under the
-  // lease, has left one CPU this thread polled on.
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  std::optional<cpu_set_t> engine;
-  for (;;) {
-    EXPECT_EQ(b.ctx->poll_cq(b.rcq, wc), 0u);
-    if (const int cpu = ::sched_getcpu(); cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &polled_on);
-    engine = b.ctx->engine().thread_cpus();
-    ASSERT_TRUE(engine.has_value());
-    if (CPU_COUNT(&*engine) == CPU_COUNT(&allowed) - 1) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), limit) << "the engine still may run on every CPU";
-  }
-  cpu_set_t left;
-  CPU_XOR(&left, &allowed, &*engine);
-  ASSERT_EQ(CPU_COUNT(&left), 1);
-  cpu_set_t both;
-  CPU_AND(&both, &left, &polled_on);
-  EXPECT_EQ(CPU_COUNT(&both), 1) << "the CPU it left is one this thread polled on";
+  const std::optional<cpu_set_t> allowed = cpus_to_place_an_engine_on();
+  if (!allowed) GTEST_SKIP() << "no lease without the shared-memory link, or one CPU: nowhere else to go";
+  // B polls until its engine, asleep under the lease, has left one CPU B polled on.
+  expect_engine_to_leave_a_polled_cpu(b, b.ctx->engine(), *allowed, [] {});
+  if (HasFatalFailure()) return;
   // And it still works: a WRITE that B's engine serves while B makes no call.
-  fill_pattern(a.buffer, 0, 512, 31);
-  const Sge s = a.sge(0, 512);
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 3)).ok());
-  auto swc = reap(a, a.scq, 1);
-  ASSERT_EQ(swc.size(), 1u);
-  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
+  expect_a_write_served_without_b(31, 3);
   // B stops polling (as before blocking for an event): with no lease in force, the engine is
   // the one doing the work, on any CPU again.
   b.ctx->engine().release_lease();
-  for (;;) {
-    engine = b.ctx->engine().thread_cpus();
-    ASSERT_TRUE(engine.has_value());
-    if (CPU_EQUAL(&*engine, &allowed)) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), limit + std::chrono::seconds(10)) << "the engine stays kept off";
-    std::this_thread::yield();
-  }
+  expect_engine_back_on_every_cpu(b.ctx->engine(), *allowed, [] { std::this_thread::yield(); });
 }
 
 // An engine with no lease of its own (its application makes no call) keeps off, before it
@@ -259,55 +227,25 @@ TEST_P(Rc, AnEngineSleepingUnderTheLeaseKeepsOffTheApplicationsCpuAndNoLongerOnc
 // (perftest ib_write_bw through the drop-in, perf sched trace). Once no peer polls, it may
 // run anywhere again.
 TEST_P(Rc, AnEngineWithoutALeaseKeepsOffTheCpuWhereAPeerItSendsToPolls) {
-  if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "no lease without the shared-memory link";
-  cpu_set_t allowed;
-  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere else to go";
+  const std::optional<cpu_set_t> allowed = cpus_to_place_an_engine_on();
+  if (!allowed) GTEST_SKIP() << "no lease without the shared-memory link, or one CPU: nowhere else to go";
   b.ctx->engine().release_lease();  // B's application makes no call from here on
-  std::array<WorkCompletion, 4> wc;
-  cpu_set_t polled_on;
-  CPU_ZERO(&polled_on);
-  // A polls (its lease's refreshes record the CPU); B's engine, kicked now and then, looks
-  // again each time it goes back to sleep.
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // A polls; B's engine, kicked now and then, looks again each time it goes back to sleep.
   auto next_kick = std::chrono::steady_clock::now();
-  std::optional<cpu_set_t> engine;
-  for (;;) {
-    EXPECT_EQ(a.ctx->poll_cq(a.rcq, wc), 0u);
-    if (const int cpu = ::sched_getcpu(); cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &polled_on);
-    if (std::chrono::steady_clock::now() >= next_kick) {
-      b.ctx->engine().kick();
-      next_kick += std::chrono::microseconds(200);
-    }
-    engine = b.ctx->engine().thread_cpus();
-    ASSERT_TRUE(engine.has_value());
-    if (CPU_COUNT(&*engine) == CPU_COUNT(&allowed) - 1) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), limit) << "B's engine still may run on every CPU";
-  }
-  cpu_set_t left;
-  CPU_XOR(&left, &allowed, &*engine);
-  ASSERT_EQ(CPU_COUNT(&left), 1);
-  cpu_set_t both;
-  CPU_AND(&both, &left, &polled_on);
-  EXPECT_EQ(CPU_COUNT(&both), 1) << "the CPU it left is one A polled on";
+  expect_engine_to_leave_a_polled_cpu(a, b.ctx->engine(), *allowed, [&] {
+    if (std::chrono::steady_clock::now() < next_kick) return;
+    b.ctx->engine().kick();
+    next_kick += std::chrono::microseconds(200);
+  });
+  if (HasFatalFailure()) return;
   // And B's engine, so placed, still serves A's WRITE while B makes no call.
-  fill_pattern(a.buffer, 0, 512, 33);
-  const Sge s = a.sge(0, 512);
-  ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, 4)).ok());
-  auto swc = reap(a, a.scq, 1);
-  ASSERT_EQ(swc.size(), 1u);
-  EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
-  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
+  expect_a_write_served_without_b(33, 4);
   // A stops polling: once its lease is over, B's engine may run on every CPU again.
   a.ctx->engine().release_lease();
-  for (;;) {
+  expect_engine_back_on_every_cpu(b.ctx->engine(), *allowed, [&] {
     b.ctx->engine().kick();
     std::this_thread::sleep_for(std::chrono::microseconds(500));
-    engine = b.ctx->engine().thread_cpus();
-    ASSERT_TRUE(engine.has_value());
-    if (CPU_EQUAL(&*engine, &allowed)) break;
-    ASSERT_LT(std::chrono::steady_clock::now(), limit + std::chrono::seconds(10)) << "B's engine stays kept off";
-  }
+  });
 }
 
 // A program that polled for a while and then waits for its CQ's event on the channel's fd

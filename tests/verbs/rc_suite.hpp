@@ -3,11 +3,15 @@
 // helpers the completion-channel and lease tests share.
 #pragma once
 
+#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
+#include <optional>
 
 #include "link/shm_inbox.hpp"
 #include "link/shm_link.hpp"
@@ -30,6 +34,65 @@ class Rc : public VerbsSuite {
   }
   rc::Qp* qa = nullptr;
   rc::Qp* qb = nullptr;
+
+  // The placement tests (lease_suite_test.cpp). The CPUs this thread may use, when an
+  // engine has a lease to sleep under (the shared-memory link) and somewhere else to go.
+  std::optional<cpu_set_t> cpus_to_place_an_engine_on() {
+    cpu_set_t allowed;
+    if (b.ctx->shm_link() == nullptr || ::sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+        CPU_COUNT(&allowed) < 2)
+      return std::nullopt;
+    return allowed;
+  }
+  // Calls `between()` until `watched`'s thread may run on every CPU of `allowed` (20 s at most).
+  static void expect_engine_back_on_every_cpu(engine::Engine& watched, const cpu_set_t& allowed,
+                                              const std::function<void()>& between) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      between();
+      const std::optional<cpu_set_t> engine = watched.thread_cpus();
+      ASSERT_TRUE(engine.has_value());
+      if (CPU_EQUAL(&*engine, &allowed)) return;
+      ASSERT_LT(std::chrono::steady_clock::now(), limit) << "the engine stays kept off";
+    }
+  }
+  // This thread polls `poller`'s empty receive
+  // CQ (the lease; its refreshes record the CPU) and calls `between()` after each poll, until
+  // `watched`'s thread may run on every CPU of `allowed` but one (10 s at most); then that
+  // CPU must be one this thread polled on.
+  void expect_engine_to_leave_a_polled_cpu(Side& poller, engine::Engine& watched, const cpu_set_t& allowed,
+                                           const std::function<void()>& between) {
+    std::array<WorkCompletion, 4> wc;
+    cpu_set_t polled_on;
+    CPU_ZERO(&polled_on);
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::optional<cpu_set_t> engine;
+    for (;;) {
+      EXPECT_EQ(poller.ctx->poll_cq(poller.rcq, wc), 0u);
+      if (const int cpu = ::sched_getcpu(); cpu >= 0) CPU_SET(static_cast<size_t>(cpu), &polled_on);
+      between();
+      engine = watched.thread_cpus();
+      ASSERT_TRUE(engine.has_value());
+      if (CPU_COUNT(&*engine) == CPU_COUNT(&allowed) - 1) break;
+      ASSERT_LT(std::chrono::steady_clock::now(), limit) << "the engine still may run on every CPU";
+    }
+    cpu_set_t left;
+    CPU_XOR(&left, &allowed, &*engine);
+    ASSERT_EQ(CPU_COUNT(&left), 1);
+    cpu_set_t both;
+    CPU_AND(&both, &left, &polled_on);
+    EXPECT_EQ(CPU_COUNT(&both), 1) << "the CPU it left is one this thread polled on";
+  }
+  // A 512-byte RDMA WRITE from A to B's buffer, which B's engine serves while B makes no call.
+  void expect_a_write_served_without_b(uint8_t pattern, uint64_t wr_id) {
+    fill_pattern(a.buffer, 0, 512, pattern);
+    const Sge s = a.sge(0, 512);
+    ASSERT_TRUE(post_send(a, qa, one_sided(WrOpcode::kRdmaWrite, s, b.addr(0), b.mr->rkey, wr_id)).ok());
+    auto swc = reap(a, a.scq, 1);
+    ASSERT_EQ(swc.size(), 1u);
+    EXPECT_EQ(swc[0].status, WcStatus::kSuccess);
+    EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 512, b.buffer.begin()));
+  }
 
   // A QP of B whose receive CQ reports to a completion channel, connected to a new QP of A.
   struct Channelled {
