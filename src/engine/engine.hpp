@@ -173,8 +173,9 @@ class Engine {
   void publish_away(bool away);
   // Before a sleep: where the woken engine may run. Every CPU it could use at start, less the
   // CPU where its own application last polled (`own_application`: a leased sleep), and less
-  // those where the applications of the peers this link sends to poll under a lease
-  // (ShmInbox::lease_cpu), as long as one CPU is left; the own application's CPU goes first.
+  // those where the applications of the peers this link sends to poll steadily
+  // (ShmLink::for_each_polling_peer_cpu: a lease ending link::kSteadyPollingNs ahead or more,
+  // ShmInbox::lease_cpu), as long as one CPU is left; the own application's CPU goes first.
   // Rung by a thread that spins on its CPU (a poller, or a program spinning on memory), the
   // woken engine would be put there: these VMs' kernels take an idle vCPU for a pre-empted
   // one and pass it over, so the engine queued behind the spinner for a scheduler slice or
@@ -257,7 +258,7 @@ class Engine {
   std::atomic<bool> away_{false};
   std::atomic<bool> rang_away_{false};  // an application step rang an away peer: poll_inline yields
   // The CPU an application thread last refreshed the lease on (-1: none yet), and, on the
-  // engine thread only, the CPUs it may run on at start and the one it keeps off.
+  // engine thread only, the CPUs it may run on at start and those it last kept to.
   std::atomic<int> app_cpu_{-1};
   std::optional<cpu_set_t> allowed_cpus_;
   cpu_set_t cpus_{};            // the affinity keep_off_polling_cpus() last set

@@ -230,21 +230,25 @@ TEST_P(Rc, AnEngineWithoutALeaseKeepsOffTheCpuWhereAPeerItSendsToPolls) {
   const std::optional<cpu_set_t> allowed = cpus_to_place_an_engine_on();
   if (!allowed) GTEST_SKIP() << "no lease without the shared-memory link, or one CPU: nowhere else to go";
   b.ctx->engine().release_lease();  // B's application makes no call from here on
-  // A polls; B's engine, kicked now and then, looks again each time it goes back to sleep.
-  auto next_kick = std::chrono::steady_clock::now();
-  expect_engine_to_leave_a_polled_cpu(a, b.ctx->engine(), *allowed, [&] {
-    if (std::chrono::steady_clock::now() < next_kick) return;
-    b.ctx->engine().kick();
-    next_kick += std::chrono::microseconds(200);
-  });
+  // A polls; B's engine, kicked again each time it has gone back to sleep (it sets its
+  // affinity before it sleeps, then counts the sleep), looks again at every sleep.
+  engine::Engine& e = b.ctx->engine();
+  uint64_t slept = e.counters().sleeps.load();
+  const auto kick_once_it_slept = [&] {
+    if (e.counters().sleeps.load() == slept) return;
+    slept = e.counters().sleeps.load();
+    e.kick();
+  };
+  e.kick();
+  expect_engine_to_leave_a_polled_cpu(a, e, *allowed, kick_once_it_slept);
   if (HasFatalFailure()) return;
   // And B's engine, so placed, still serves A's WRITE while B makes no call.
   expect_a_write_served_without_b(33, 4);
   // A stops polling: once its lease is over, B's engine may run on every CPU again.
   a.ctx->engine().release_lease();
-  expect_engine_back_on_every_cpu(b.ctx->engine(), *allowed, [&] {
-    b.ctx->engine().kick();
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  expect_engine_back_on_every_cpu(e, *allowed, [&] {
+    kick_once_it_slept();
+    std::this_thread::yield();
   });
 }
 
