@@ -60,6 +60,19 @@ class SteadyClock final : public Clock {
   static SteadyClock& instance();
 };
 
+// A cheap, monotonic count for measuring short spans on the hot path (rate limits, copy
+// throughput): the time-stamp counter where there is one (12 ns a reading here against 40 ns
+// for CLOCK_MONOTONIC), else the steady clock's nanoseconds. Only differences mean anything
+// (the CPUs' counters disagree a little), and only as a lower bound on elapsed time: no
+// counter runs under 1 GHz. Not for protocol time (Clock).
+inline uint64_t cycle_ticks() {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#else
+  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
 // Virtual time: moves only when told to. Starts at `start` (default: the epoch).
 // Thread: any thread may read; advancing is for the thread that drives the simulation.
 class ManualClock final : public Clock {

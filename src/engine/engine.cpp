@@ -11,21 +11,14 @@
 #include <mutex>
 #include <vector>
 
+#include "base/clock.hpp"
+
 namespace softib::engine {
 
 namespace {
 
-// A cheap, monotonic count for rate-limiting lease refreshes: the time-stamp counter where
-// there is one (12 ns a reading here against 40 ns for CLOCK_MONOTONIC), else the clock.
-// Only differences are used (ticks_since: the CPUs' counters disagree a little), as a lower
-// bound on elapsed time (no clock runs under 1 GHz).
-uint64_t ticks() {
-#if defined(__x86_64__)
-  return __builtin_ia32_rdtsc();
-#else
-  return link::monotonic_ns();
-#endif
-}
+// Rate limits (lease refreshes, the looks below) count base/clock.hpp's cycle_ticks.
+uint64_t ticks() { return cycle_ticks(); }
 // 20,000 ticks: at most 20 us at 1 GHz or more, well inside the lease's refresh margin
 // (link::kLeaseMinNs / 4).
 constexpr uint64_t kLeaseRefreshTicks = 20'000;

@@ -142,6 +142,7 @@ class ChannelWriter {
   }
 
   size_t max_body() const { return mem_.max_body(); }
+  uint64_t capacity() const { return mem_.capacity(); }
   ChannelControl& control() const { return mem_.control(); }
   uint64_t position() const { return tail_; }
   // Bytes written and not yet consumed, as far as this producer knows.

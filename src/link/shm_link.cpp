@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "packet/opcode.hpp"
 
@@ -349,9 +350,21 @@ std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {
   return w;
 }
 
+std::pair<uint64_t, uint64_t> ShmLink::copy_choices() const {
+  std::pair<uint64_t, uint64_t> c{0, 0};
+  for (const auto& p : peers_) {
+    c.first += p->copy.windows();
+    c.second += p->copy.switches();
+  }
+  return c;
+}
+
 void ShmLink::copy_large(void* dst, const void* src, size_t n) {
   bool cached = peer_copy_ == PeerCopy::kCached;
-  if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) cached = building_->writer->consumer_near();
+  if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) {
+    const ChannelWriter& w = *building_->writer;
+    cached = building_->copy.cached(cycle_ticks(), n, w.consumer_near(), w.capacity());
+  }
   ++(cached ? counters_.copies_cached : counters_.copies_streamed);
   if (cached)
     std::memcpy(dst, src, n);

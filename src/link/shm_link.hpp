@@ -30,6 +30,7 @@
 
 #include "base/copy.hpp"
 #include "base/result.hpp"
+#include "link/copy_chooser.hpp"
 #include "link/doorbell.hpp"
 #include "link/shm_directory.hpp"
 #include "link/shm_inbox.hpp"
@@ -229,6 +230,9 @@ class ShmLink final : public rc::FrameSink {
   // The consumer-distance windows its channel writers have judged (ChannelWriter::windows_*),
   // summed over the peers it writes to: {near, far}.
   std::pair<uint64_t, uint64_t> distance_windows() const;
+  // The copy choosers' throughput windows and their changes of way (CopyChooser), summed over
+  // the peers: {windows, switches}.
+  std::pair<uint64_t, uint64_t> copy_choices() const;
 
  protected:
   void copy_large(void* dst, const void* src, size_t n) override;
@@ -264,6 +268,8 @@ class ShmLink final : public rc::FrameSink {
     // the engine finishes without its application. wake_away's early look rings an away
     // peer only for those.
     uint64_t engine_work_end = 0;
+    // How large copies into the channel go when peer_copy_ is kAuto.
+    CopyChooser copy{};
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's

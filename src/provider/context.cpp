@@ -112,13 +112,15 @@ Context::~Context() {
     // What the link did, for a user asking why a transfer ran as it did (SOFTIB_LOG=debug).
     const link::ShmLinkCounters& c = shm_->counters();
     const auto [near, far] = shm_->distance_windows();
+    const auto [windows, switches] = shm_->copy_choices();
     log(LogLevel::kDebug, "verbs",
         "{}: shared-memory link: {} frames sent ({} of them in {} packed records), {} received, {} refused (ring "
         "full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer distance judged near {} "
-        "times, far {} (link/shm_channel.hpp consumer_near); {} doorbells, {} of them to peers that left frames "
-        "unread ({} of those while their application was away)",
+        "times, far {} (link/shm_channel.hpp consumer_near); copy throughput measured over {} windows, the way "
+        "changed {} times (link/copy_chooser.hpp); {} doorbells, {} of them to peers that left frames unread ({} of "
+        "those while their application was away)",
         info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.frames_received, c.refused, c.copies_cached,
-        c.copies_streamed, near, far, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings);
+        c.copies_streamed, near, far, windows, switches, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings);
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }

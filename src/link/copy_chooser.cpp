@@ -1,0 +1,64 @@
+#include "link/copy_chooser.hpp"
+
+namespace softib::link {
+
+bool CopyChooser::cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes) {
+  if (!started_ || near != near_) start_over(near, ring_bytes);
+  if (last_ != 0 && now - last_ <= kBusyGapTicks) {
+    if (settle_ != 0) {
+      settle_ -= last_bytes_ < settle_ ? last_bytes_ : settle_;
+    } else {
+      window_ticks_ += now - last_;
+      window_bytes_ += last_bytes_;
+      if (window_bytes_ >= kWindowBytes) {
+        const bool was = cached_;
+        end_window();
+        if (cached_ != was) settle_ = ring_bytes;
+      }
+    }
+  }
+  last_ = now;
+  last_bytes_ = bytes;
+  return cached_;
+}
+
+void CopyChooser::start_over(bool near, uint64_t ring_bytes) {
+  started_ = true;
+  settle_ = ring_bytes;
+  near_ = near;
+  cached_ = home_ = near;
+  trying_ = false;
+  measured_[0] = measured_[1] = false;
+  since_try_ = 0;
+  try_every_ = kExploreFirst;
+  window_ticks_ = window_bytes_ = 0;
+  last_ = 0;  // a copy made the old way does not count in the new way's window
+}
+
+void CopyChooser::end_window() {
+  ++windows_;
+  const int way = cached_ ? 1 : 0;
+  const double rate = static_cast<double>(window_bytes_) / static_cast<double>(window_ticks_ == 0 ? 1 : window_ticks_);
+  // At home, an average of its recent windows (one window's rate varies by a third here); a
+  // try stands on its own window: the way's older figure may come from another state.
+  rate_[way] = trying_ || !measured_[way] ? rate : kHomeWeight * rate_[way] + (1 - kHomeWeight) * rate;
+  measured_[way] = true;
+  window_ticks_ = window_bytes_ = 0;
+  if (trying_) {
+    trying_ = false;
+    if (rate_[way] > kSwitchMargin * rate_[home_ ? 1 : 0]) {
+      home_ = cached_;
+      ++switches_;
+      try_every_ = kExploreFirst;
+    } else {
+      try_every_ = try_every_ * 2 > kExploreMax ? kExploreMax : try_every_ * 2;
+    }
+    cached_ = home_;
+    since_try_ = 0;
+  } else if (!measured_[home_ ? 0 : 1] || ++since_try_ >= try_every_) {
+    trying_ = true;
+    cached_ = !home_;
+  }
+}
+
+}  // namespace softib::link

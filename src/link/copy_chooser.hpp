@@ -1,0 +1,76 @@
+// Which stores a channel's large payload copies use, chosen by the throughput each way gets.
+//
+// A large payload goes into a peer's ring with ordinary stores (the lines stay in this core's
+// cache, where the consumer's core fetches them) or with non-temporal ones (straight to
+// memory; base/copy.hpp). Which is faster depends on the two vCPUs' placement, and that
+// changes within minutes. The consumer's distance (ChannelWriter::consumer_near) tells two
+// states apart: far, streaming wins; near, ordinary stores won by a third (1 MiB WRITEs, 36
+// against 24 GB/s). But there are two near states. In the second, with the same 40-ns line
+// transfer, the sender's ordinary copy into the ring ran at 200-230 cycles a KiB instead of
+// ~95 (rdtsc around each copy) while the consumer's copy out stayed at ~63: 64 KiB WRITEs at
+// 10.5-12 GB/s, and 14-14.8 streamed (bench_verbs bw, alternating, 3 pairs). So the distance
+// only gives the first guess; this measures.
+//
+// Each large copy is timed from the start of the one before it (one rdtsc a copy): the
+// channel's period, whatever bounds it — this copy, the consumer's (a full ring), the
+// messages' other costs. Bytes over busy time, in windows of kWindowBytes, give the current
+// way's throughput (at home, averaged over its recent windows). A window starts only after a ring's worth of bytes in its way: after a
+// change, the ring first fills (or drains) at the new way's pace whoever bounds it after,
+// and counting that made every try of streaming win. After a window in one way the other is tried for one window; the better
+// one (by kSwitchMargin) is kept, and the other is tried again after kExploreFirst windows,
+// then twice as long each time it loses, up to kExploreMax (a losing way then costs at most
+// one window in 65). A gap over kBusyGapTicks is the application doing something else and is
+// not counted. A change in the consumer's distance starts over from its guess.
+//
+// Thread: the link's (under the device lock), like the writer it belongs to.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace softib::link {
+
+class CopyChooser {
+ public:
+  static constexpr uint64_t kWindowBytes = uint64_t{4} << 20;
+  // ~40 us at these VMs' 2.6 GHz TSC (100 us at 1 GHz): longer than a full ring's wait for
+  // its consumer's quarter-ring publish (256 KiB at 10 GB/s: 26 us).
+  static constexpr uint64_t kBusyGapTicks = 100'000;
+  static constexpr uint32_t kExploreFirst = 8;
+  static constexpr uint32_t kExploreMax = 64;
+  static constexpr double kSwitchMargin = 1.05;
+  static constexpr double kHomeWeight = 0.75;  // of the home way's average, at each new window
+
+  // Before a large copy of `bytes` at `now` (ticks: base/clock.hpp cycle_ticks), with the
+  // consumer's distance as last judged (`near`), into a ring of `ring_bytes`: whether this
+  // copy uses ordinary stores.
+  bool cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes);
+
+  // Diagnostics (the link's debug log): windows measured, and how often the way changed
+  // because the other one measured faster.
+  uint32_t windows() const { return windows_; }
+  uint32_t switches() const { return switches_; }
+
+ private:
+  void start_over(bool near, uint64_t ring_bytes);
+  void end_window();
+
+  uint64_t last_ = 0;  // when the previous copy started (0: none yet)
+  uint64_t last_bytes_ = 0;
+  uint64_t window_ticks_ = 0;
+  uint64_t window_bytes_ = 0;
+  uint64_t settle_ = 0;      // bytes still to copy before the window counts
+  double rate_[2] = {0, 0};  // bytes per tick, by way (index: cached)
+  bool measured_[2] = {false, false};
+  bool cached_ = false;      // the way copies go now
+  bool home_ = false;        // the way that measured best
+  bool trying_ = false;      // cached_ is the other way, for one window
+  uint32_t since_try_ = 0;   // windows at home since the last try
+  uint32_t try_every_ = kExploreFirst;
+  bool started_ = false;
+  bool near_ = false;        // the distance judgment this started from
+  uint32_t windows_ = 0;
+  uint32_t switches_ = 0;
+};
+
+}  // namespace softib::link

@@ -1,0 +1,131 @@
+// CopyChooser: a channel's large copies take the way (ordinary or non-temporal stores) whose
+// measured throughput is higher, starting from the consumer's distance; idle gaps and the
+// ring's fill after a change do not count. Time here is a plain tick count the test moves.
+#include <gtest/gtest.h>
+
+#include "link/copy_chooser.hpp"
+
+namespace softib::link {
+namespace {
+
+constexpr size_t kCopy = 64 * 1024;
+constexpr uint64_t kRing = 1 << 20;
+
+// A channel sending copies of kCopy bytes back to back: each takes the ticks its way's rate
+// (bytes per tick) says, then the next starts.
+struct Channel {
+  CopyChooser chooser;
+  uint64_t now = 1'000;
+  double rate_cached = 10;
+  double rate_streamed = 10;
+  bool near = true;
+  uint64_t cached = 0;
+  uint64_t streamed = 0;
+
+  // One copy; returns its way.
+  bool copy(uint64_t gap_before = 0) {
+    now += gap_before;
+    const bool c = chooser.cached(now, kCopy, near, kRing);
+    ++(c ? cached : streamed);
+    now += static_cast<uint64_t>(static_cast<double>(kCopy) / (c ? rate_cached : rate_streamed));
+    return c;
+  }
+  // `bytes` worth of copies; the share of them that went cached.
+  double run(uint64_t bytes) {
+    const uint64_t c0 = cached, s0 = streamed;
+    for (uint64_t b = 0; b < bytes; b += kCopy) copy();
+    return static_cast<double>(cached - c0) / static_cast<double>(cached - c0 + streamed - s0);
+  }
+};
+
+constexpr uint64_t kWindow = CopyChooser::kWindowBytes;
+
+TEST(CopyChooser, StartsTheWayTheConsumersDistanceSays) {
+  Channel near;
+  EXPECT_TRUE(near.copy());
+  Channel far;
+  far.near = false;
+  EXPECT_FALSE(far.copy());
+}
+
+TEST(CopyChooser, TakesTheOtherWayWhenItMeasuresFaster) {
+  Channel ch;  // near: starts cached
+  ch.rate_cached = 4;
+  ch.rate_streamed = 6;
+  // Settling, one window cached, then a try of streaming (settling, then its window).
+  ch.run(kRing + kWindow + kRing + kWindow + kCopy);
+  EXPECT_EQ(ch.chooser.switches(), 1u);
+  // From there on it streams, but for one try of the old way after kExploreFirst windows.
+  const double share = ch.run(64 * kWindow);
+  EXPECT_LT(share, 0.1) << "cached share " << share;
+  EXPECT_GT(share, 0.0) << "the losing way is tried again (the state may change)";
+  EXPECT_EQ(ch.chooser.switches(), 1u) << "a try that loses changes nothing";
+}
+
+TEST(CopyChooser, KeepsItsWayWhenTheOtherIsNoBetterAndTriesItLessOften) {
+  Channel ch;
+  ch.rate_cached = 6;
+  ch.rate_streamed = 6 * 1.04;  // within kSwitchMargin: not worth a change
+  ch.run(200 * kWindow);
+  EXPECT_EQ(ch.chooser.switches(), 0u);
+  // Tries back off from every kExploreFirst to every kExploreMax windows: over the last 130
+  // windows at most 3 tries (each a settle and a window).
+  const uint64_t s0 = ch.streamed;
+  ch.run(130 * kWindow);
+  const uint64_t tried = (ch.streamed - s0) * kCopy;
+  EXPECT_GT(tried, 0u);
+  EXPECT_LE(tried, 3 * (kRing + kWindow + kCopy));
+}
+
+TEST(CopyChooser, FollowsAChangeOfState) {
+  Channel ch;
+  ch.rate_cached = 8;
+  ch.rate_streamed = 4;
+  EXPECT_GT(ch.run(40 * kWindow), 0.9);
+  // The same distance, but now ordinary stores are slow (the second near state).
+  ch.rate_cached = 3;
+  ch.run(80 * kWindow);  // within the next try (every 64 windows at most)
+  EXPECT_LT(ch.run(40 * kWindow), 0.1);
+  EXPECT_EQ(ch.chooser.switches(), 1u);
+}
+
+TEST(CopyChooser, ANewDistanceStartsOverFromItsGuess) {
+  Channel ch;
+  ch.rate_cached = 8;
+  ch.rate_streamed = 4;
+  ch.run(20 * kWindow);
+  ch.near = false;
+  EXPECT_FALSE(ch.copy()) << "far: streaming first, whatever near measured";
+  ch.run(kRing + kWindow + kRing + kWindow);
+  EXPECT_TRUE(ch.copy()) << "then measured again: cached is faster here";
+}
+
+TEST(CopyChooser, IdleGapsAreNotCounted) {
+  // Cached is faster while busy, and every fourth cached copy is followed by a long idle gap
+  // (the application stopped sending): counted, the gaps would make streaming win its tries.
+  Channel ch;
+  ch.rate_cached = 8;
+  ch.rate_streamed = 4;
+  bool gap = false;
+  for (int i = 0; i < 4000; ++i) gap = ch.copy(gap ? CopyChooser::kBusyGapTicks + 1 : 0) && i % 4 == 0;
+  EXPECT_GT(ch.chooser.windows(), 2u);
+  EXPECT_EQ(ch.chooser.switches(), 0u);
+}
+
+TEST(CopyChooser, TheRingsFillAfterAChangeIsNotCounted) {
+  // Right after a change the ring fills at the new way's pace: a try whose first ring of
+  // bytes goes 100 times faster, and the rest under cached's rate, loses (counted, the fill
+  // would make it win by 8 %).
+  Channel fill;
+  uint64_t streamed_bytes = 0;
+  for (uint64_t b = 0; b < 40 * kWindow; b += kCopy) {
+    const bool c = fill.chooser.cached(fill.now, kCopy, true, kRing);
+    streamed_bytes = c ? 0 : streamed_bytes + kCopy;
+    const double rate = c ? 8 : (streamed_bytes <= kRing ? 400 : 6.5);
+    fill.now += static_cast<uint64_t>(static_cast<double>(kCopy) / rate);
+  }
+  EXPECT_EQ(fill.chooser.switches(), 0u);
+}
+
+}  // namespace
+}  // namespace softib::link
