@@ -68,7 +68,7 @@ void copy_for_peer(void* dst, const void* src, size_t n, Large&& large) {
 enum class PeerCopy : uint8_t {
   kStreaming,  // copy_streaming() from kStreamingCopyMin up
   kCached,     // memcpy
-  kAuto,       // by the measured distance to the consumer's core (link::ChannelWriter)
+  kAuto,       // as measured, per channel (link::CopyChooser: the consumer's distance, then throughput)
 };
 
 }  // namespace softib

@@ -2,9 +2,11 @@
 
 namespace softib::link {
 
-bool CopyChooser::cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes) {
+bool CopyChooser::cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes, uint64_t times_full) {
   if (!started_ || near != near_) start_over(near, ring_bytes);
-  if (last_ != 0 && now - last_ <= kBusyGapTicks) {
+  const bool waited = times_full != last_full_;
+  last_full_ = times_full;
+  if (last_ != 0 && (now - last_ <= kBusyGapTicks || waited)) {
     if (settle_ != 0) {
       settle_ -= last_bytes_ < settle_ ? last_bytes_ : settle_;
     } else {

@@ -20,7 +20,8 @@
 // one (by kSwitchMargin) is kept, and the other is tried again after kExploreFirst windows,
 // then twice as long each time it loses, up to kExploreMax (a losing way then costs at most
 // one window in 65). A gap over kBusyGapTicks is the application doing something else and is
-// not counted. A change in the consumer's distance starts over from its guess.
+// not counted, unless the ring was found full in it: then it is the consumer's pace, which
+// is what the way chosen may have slowed. A change in the consumer's distance starts over from its guess.
 //
 // Thread: the link's (under the device lock), like the writer it belongs to.
 #pragma once
@@ -33,18 +34,22 @@ namespace softib::link {
 class CopyChooser {
  public:
   static constexpr uint64_t kWindowBytes = uint64_t{4} << 20;
-  // ~40 us at these VMs' 2.6 GHz TSC (100 us at 1 GHz): longer than a full ring's wait for
-  // its consumer's quarter-ring publish (256 KiB at 10 GB/s: 26 us).
-  static constexpr uint64_t kBusyGapTicks = 100'000;
+  // ~0.4 ms at these VMs' 2.6 GHz TSC (1 ms at 1 GHz). Gaps shorter than that are the
+  // pipeline's own: a full ring's wait for its consumer's quarter-ring publish (256 KiB at 10
+  // GB/s: 26 us), an engine sending READ responses that slept until the requester's next
+  // request woke it (~48 us each, ~6,000 of them in a 0.55 s run of 64 KiB READs: left out at
+  // 100,000 ticks, they made streaming measure 33 GB/s in a run that made 9).
+  static constexpr uint64_t kBusyGapTicks = 1'000'000;
   static constexpr uint32_t kExploreFirst = 8;
   static constexpr uint32_t kExploreMax = 64;
   static constexpr double kSwitchMargin = 1.05;
   static constexpr double kHomeWeight = 0.75;  // of the home way's average, at each new window
 
   // Before a large copy of `bytes` at `now` (ticks: base/clock.hpp cycle_ticks), with the
-  // consumer's distance as last judged (`near`), into a ring of `ring_bytes`: whether this
-  // copy uses ordinary stores.
-  bool cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes);
+  // consumer's distance as last judged (`near`), into a ring of `ring_bytes` that has been
+  // found full `times_full` times so far (ChannelWriter): whether this copy uses ordinary
+  // stores.
+  bool cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes, uint64_t times_full);
 
   // Diagnostics (the link's debug log): windows measured, and how often the way changed
   // because the other one measured faster.
@@ -57,6 +62,7 @@ class CopyChooser {
 
   uint64_t last_ = 0;  // when the previous copy started (0: none yet)
   uint64_t last_bytes_ = 0;
+  uint64_t last_full_ = 0;  // times_full at the previous copy
   uint64_t window_ticks_ = 0;
   uint64_t window_bytes_ = 0;
   uint64_t settle_ = 0;      // bytes still to copy before the window counts

@@ -63,7 +63,9 @@ bool ChannelWriter::room_after_reading_head(uint64_t bytes) {
   const uint64_t t1 = clock_ns();
   if (head != head_cache_) note_head_transfer(t1 - t0);
   head_cache_ = head;
-  return mem_.capacity() - (tail_ - head_cache_) >= bytes;
+  if (mem_.capacity() - (tail_ - head_cache_) >= bytes) return true;
+  ++full_;
+  return false;
 }
 
 std::optional<Record> ChannelReader::peek_after_pad() {

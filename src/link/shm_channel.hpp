@@ -163,6 +163,9 @@ class ChannelWriter {
   // says here whether it was measured so, or never measured).
   uint32_t windows_near() const { return windows_near_; }
   uint32_t windows_far() const { return windows_far_; }
+  // How many reservations found the ring full (the consumer behind): a producer that waited
+  // for room was busy, however long it waited (CopyChooser).
+  uint64_t times_full() const { return full_; }
 
  private:
   // Whether `bytes` fit behind the consumer's head as last read; else reads it again.
@@ -194,6 +197,7 @@ class ChannelWriter {
   uint32_t distance_near_ = 0;  // samples in the window under kNearNs
   uint32_t windows_near_ = 0;
   uint32_t windows_far_ = 0;
+  uint64_t full_ = 0;
   bool near_ = false;
   bool prefetchw_;
 };

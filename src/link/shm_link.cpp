@@ -363,7 +363,7 @@ void ShmLink::copy_large(void* dst, const void* src, size_t n) {
   bool cached = peer_copy_ == PeerCopy::kCached;
   if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) {
     const ChannelWriter& w = *building_->writer;
-    cached = building_->copy.cached(cycle_ticks(), n, w.consumer_near(), w.capacity());
+    cached = building_->copy.cached(cycle_ticks(), n, w.consumer_near(), w.capacity(), w.times_full());
   }
   ++(cached ? counters_.copies_cached : counters_.copies_streamed);
   if (cached)

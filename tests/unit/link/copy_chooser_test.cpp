@@ -19,13 +19,14 @@ struct Channel {
   double rate_cached = 10;
   double rate_streamed = 10;
   bool near = true;
+  uint64_t full = 0;  // the ring's times_full
   uint64_t cached = 0;
   uint64_t streamed = 0;
 
   // One copy; returns its way.
   bool copy(uint64_t gap_before = 0) {
     now += gap_before;
-    const bool c = chooser.cached(now, kCopy, near, kRing);
+    const bool c = chooser.cached(now, kCopy, near, kRing, full);
     ++(c ? cached : streamed);
     now += static_cast<uint64_t>(static_cast<double>(kCopy) / (c ? rate_cached : rate_streamed));
     return c;
@@ -112,6 +113,22 @@ TEST(CopyChooser, IdleGapsAreNotCounted) {
   EXPECT_EQ(ch.chooser.switches(), 0u);
 }
 
+TEST(CopyChooser, AWaitForRoomInTheRingIsCountedHoweverLong) {
+  // Streaming copies are fast, but then the ring is full and the producer waits for its
+  // consumer longer than an idle gap (an engine sending READ responses waits for the
+  // requester's next frame): that wait is the consumer's pace and counts.
+  Channel ch;
+  ch.rate_cached = 4;
+  ch.rate_streamed = 8;
+  bool wait = false;
+  for (int i = 0; i < 4000; ++i) {
+    if (wait) ++ch.full;
+    wait = !ch.copy(wait ? 2 * CopyChooser::kBusyGapTicks : 0);
+  }
+  EXPECT_GT(ch.chooser.windows(), 2u);
+  EXPECT_EQ(ch.chooser.switches(), 0u);
+}
+
 TEST(CopyChooser, TheRingsFillAfterAChangeIsNotCounted) {
   // Right after a change the ring fills at the new way's pace: a try whose first ring of
   // bytes goes 100 times faster, and the rest under cached's rate, loses (counted, the fill
@@ -119,7 +136,7 @@ TEST(CopyChooser, TheRingsFillAfterAChangeIsNotCounted) {
   Channel fill;
   uint64_t streamed_bytes = 0;
   for (uint64_t b = 0; b < 40 * kWindow; b += kCopy) {
-    const bool c = fill.chooser.cached(fill.now, kCopy, true, kRing);
+    const bool c = fill.chooser.cached(fill.now, kCopy, true, kRing, 0);
     streamed_bytes = c ? 0 : streamed_bytes + kCopy;
     const double rate = c ? 8 : (streamed_bytes <= kRing ? 400 : 6.5);
     fill.now += static_cast<uint64_t>(static_cast<double>(kCopy) / rate);
