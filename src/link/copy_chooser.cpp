@@ -53,7 +53,7 @@ void CopyChooser::end_window() {
       ++switches_;
       try_every_ = kExploreFirst;
     } else {
-      try_every_ = try_every_ * 2 > kExploreMax ? kExploreMax : try_every_ * 2;
+      try_every_ = try_every_ * 4 > kExploreMax ? kExploreMax : try_every_ * 4;
     }
     cached_ = home_;
     since_try_ = 0;

@@ -18,8 +18,9 @@
 // change, the ring first fills (or drains) at the new way's pace whoever bounds it after,
 // and counting that made every try of streaming win. After a window in one way the other is tried for one window; the better
 // one (by kSwitchMargin) is kept, and the other is tried again after kExploreFirst windows,
-// then twice as long each time it loses, up to kExploreMax (a losing way then costs at most
-// one window in 65). A gap over kBusyGapTicks is the application doing something else and is
+// then four times as long each time it loses, up to kExploreMax windows (1 GiB: a losing
+// way then costs a settle and a window in ~257, which at a third of the speed is ~1.5 % of
+// the time; at a maximum of 64 it cost 5-10 % on far vCPUs, where ordinary stores are slow). A gap over kBusyGapTicks is the application doing something else and is
 // not counted, unless the ring was found full in it: then it is the consumer's pace, which
 // is what the way chosen may have slowed. A change in the consumer's distance starts over from its guess.
 //
@@ -41,7 +42,7 @@ class CopyChooser {
   // 100,000 ticks, they made streaming measure 33 GB/s in a run that made 9).
   static constexpr uint64_t kBusyGapTicks = 1'000'000;
   static constexpr uint32_t kExploreFirst = 8;
-  static constexpr uint32_t kExploreMax = 64;
+  static constexpr uint32_t kExploreMax = 256;
   static constexpr double kSwitchMargin = 1.05;
   static constexpr double kHomeWeight = 0.75;  // of the home way's average, at each new window
 

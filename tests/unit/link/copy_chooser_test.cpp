@@ -67,14 +67,17 @@ TEST(CopyChooser, KeepsItsWayWhenTheOtherIsNoBetterAndTriesItLessOften) {
   Channel ch;
   ch.rate_cached = 6;
   ch.rate_streamed = 6 * 1.04;  // within kSwitchMargin: not worth a change
-  ch.run(200 * kWindow);
-  EXPECT_EQ(ch.chooser.switches(), 0u);
-  // Tries back off from every kExploreFirst to every kExploreMax windows: over the last 130
-  // windows at most 3 tries (each a settle and a window).
+  // Tries back off from every kExploreFirst windows to every kExploreMax (8, 32, 128, 256).
+  const uint64_t before = 8 + 32 + 128 + 256 + 8;
   const uint64_t s0 = ch.streamed;
-  ch.run(130 * kWindow);
-  const uint64_t tried = (ch.streamed - s0) * kCopy;
-  EXPECT_GT(tried, 0u);
+  ch.run(before * kWindow);
+  EXPECT_EQ(ch.chooser.switches(), 0u);
+  EXPECT_GE((ch.streamed - s0) * kCopy, 4 * (kRing + kWindow)) << "one try after each of the first waits";
+  // From then on one try (a settle and a window) in every kExploreMax + 1 windows.
+  const uint64_t s1 = ch.streamed;
+  ch.run((2 * CopyChooser::kExploreMax + 40) * kWindow);
+  const uint64_t tried = (ch.streamed - s1) * kCopy;
+  EXPECT_GE(tried, 2 * (kRing + kWindow));
   EXPECT_LE(tried, 3 * (kRing + kWindow + kCopy));
 }
 
@@ -85,7 +88,7 @@ TEST(CopyChooser, FollowsAChangeOfState) {
   EXPECT_GT(ch.run(40 * kWindow), 0.9);
   // The same distance, but now ordinary stores are slow (the second near state).
   ch.rate_cached = 3;
-  ch.run(80 * kWindow);  // within the next try (every 64 windows at most)
+  ch.run((CopyChooser::kExploreMax + 10) * kWindow);  // within the next try
   EXPECT_LT(ch.run(40 * kWindow), 0.1);
   EXPECT_EQ(ch.chooser.switches(), 1u);
 }
