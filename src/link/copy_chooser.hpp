@@ -45,6 +45,12 @@ class CopyChooser {
   static constexpr uint32_t kExploreMax = 256;
   static constexpr double kSwitchMargin = 1.05;
   static constexpr double kHomeWeight = 0.75;  // of the home way's average, at each new window
+  // A try slower than the home way by kQuickLossFactor over its first kQuickLossBytes, while
+  // the ring's fill still favours it, ends there: ordinary stores on far vCPUs answering 64
+  // KiB READs were that much slower, and whole tries (a settle and a window) cost 10-20 % of
+  // the run against streaming throughout (bench_verbs bw --op read, 3 runs each).
+  static constexpr uint64_t kQuickLossBytes = 256 * 1024;
+  static constexpr double kQuickLossFactor = 2;
 
   // Before a large copy of `bytes` at `now` (ticks: base/clock.hpp cycle_ticks), with the
   // consumer's distance as last judged (`near`), into a ring of `ring_bytes` that has been
@@ -59,7 +65,10 @@ class CopyChooser {
 
  private:
   void start_over(bool near, uint64_t ring_bytes);
-  void end_window();
+  void begin_settle(uint64_t ring_bytes);
+  void settle(uint64_t ticks);  // the previous copy took `ticks`, while settling
+  void count(uint64_t ticks);   // ... in a window
+  void end_try(bool won);
 
   uint64_t last_ = 0;  // when the previous copy started (0: none yet)
   uint64_t last_bytes_ = 0;
@@ -67,6 +76,8 @@ class CopyChooser {
   uint64_t window_ticks_ = 0;
   uint64_t window_bytes_ = 0;
   uint64_t settle_ = 0;      // bytes still to copy before the window counts
+  uint64_t settled_ticks_ = 0;
+  uint64_t settled_bytes_ = 0;
   double rate_[2] = {0, 0};  // bytes per tick, by way (index: cached)
   bool measured_[2] = {false, false};
   bool cached_ = false;      // the way copies go now

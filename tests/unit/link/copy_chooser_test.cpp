@@ -81,6 +81,20 @@ TEST(CopyChooser, KeepsItsWayWhenTheOtherIsNoBetterAndTriesItLessOften) {
   EXPECT_LE(tried, 3 * (kRing + kWindow + kCopy));
 }
 
+TEST(CopyChooser, ATryThatLosesByFarEndsEarly) {
+  // Far vCPUs: ordinary stores a quarter as fast. Each try ends after kQuickLossBytes, not a
+  // settle and a whole window (5 MiB).
+  Channel ch;
+  ch.near = false;
+  ch.rate_cached = 2;
+  ch.rate_streamed = 8;
+  ch.run(1000 * kWindow);
+  EXPECT_EQ(ch.chooser.switches(), 0u);
+  const uint64_t tried = ch.cached * kCopy;
+  EXPECT_GT(tried, 0u);
+  EXPECT_LE(tried, 10 * (CopyChooser::kQuickLossBytes + kCopy)) << "at most 10 tries in 1,000 windows";
+}
+
 TEST(CopyChooser, FollowsAChangeOfState) {
   Channel ch;
   ch.rate_cached = 8;
