@@ -14,15 +14,19 @@
 // Each large copy is timed from the start of the one before it (one rdtsc a copy): the
 // channel's period, whatever bounds it — this copy, the consumer's (a full ring), the
 // messages' other costs. Bytes over busy time, in windows of kWindowBytes, give the current
-// way's throughput (at home, averaged over its recent windows). A window starts only after a ring's worth of bytes in its way: after a
-// change, the ring first fills (or drains) at the new way's pace whoever bounds it after,
-// and counting that made every try of streaming win. After a window in one way the other is tried for one window; the better
-// one (by kSwitchMargin) is kept, and the other is tried again after kExploreFirst windows,
-// then four times as long each time it loses, up to kExploreMax windows (1 GiB: a losing
-// way then costs a settle and a window in ~257, which at a third of the speed is ~1.5 % of
-// the time; at a maximum of 64 it cost 5-10 % on far vCPUs, where ordinary stores are slow). A gap over kBusyGapTicks is the application doing something else and is
-// not counted, unless the ring was found full in it: then it is the consumer's pace, which
-// is what the way chosen may have slowed. A change in the consumer's distance starts over from its guess.
+// way's throughput (at home, averaged over its recent windows). A window starts only after a
+// ring's worth of bytes in its way: after a change, the ring first fills (or drains) at the
+// new way's pace whoever bounds it after, and counting that made every try of streaming win.
+//
+// After the first window the other way is tried for one window; the better one (by
+// kSwitchMargin) is kept, and the other is tried again after kExploreFirst windows, then four
+// times as long each time it loses, up to kExploreMax windows (1 GiB: a losing way then costs
+// a settle and a window in ~257; at a maximum of 64 tries cost 5-10 % on far vCPUs, where
+// ordinary stores are slow). A try that loses by far ends early (kQuickLossBytes).
+//
+// A gap over kBusyGapTicks is the application doing something else and is not counted, unless
+// the ring was found full in it: then it is the consumer's pace, which is what the way chosen
+// may have slowed. A change in the consumer's distance starts over from its guess.
 //
 // Thread: the link's (under the device lock), like the writer it belongs to.
 #pragma once
