@@ -17,8 +17,6 @@ namespace softib::engine {
 
 namespace {
 
-// Rate limits (lease refreshes, the looks below) count base/clock.hpp's cycle_ticks.
-uint64_t ticks() { return cycle_ticks(); }
 // 20,000 ticks: at most 20 us at 1 GHz or more, well inside the lease's refresh margin
 // (link::kLeaseMinNs / 4).
 constexpr uint64_t kLeaseRefreshTicks = 20'000;
@@ -253,7 +251,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
     last_busy_ticks_.store(kUnstamped, std::memory_order_relaxed);
     return did;
   }
-  const uint64_t now = ticks();
+  const uint64_t now = cycle_ticks();
   last_step_ticks_.store(now, std::memory_order_relaxed);
   if (did) {
     last_busy_ticks_.store(now, std::memory_order_relaxed);
@@ -336,7 +334,7 @@ uint64_t Engine::stamped(std::atomic<uint64_t>& stamp, uint64_t now) {
 }
 
 uint64_t Engine::touch() {
-  const uint64_t t = ticks();
+  const uint64_t t = cycle_ticks();
   touch_at(t);
   return t;
 }
@@ -373,7 +371,7 @@ void Engine::device_busy() {
   // Per thread: the application's polling threads each keep their own streak.
   thread_local uint64_t streak_start = 0;
   thread_local uint64_t last_seen = 0;
-  const uint64_t now = ticks();
+  const uint64_t now = cycle_ticks();
   if (ticks_since(last_seen, now) > kBusyStreakGapTicks) streak_start = now;  // a new streak
   last_seen = now;
   if (ticks_since(streak_start, now) < kBusyYieldTicks) return;

@@ -39,15 +39,6 @@
 
 namespace softib::engine {
 
-// Time-stamp counter ticks from `since` to `now`; 0 when `now` reads earlier. The counter is
-// per CPU, and on these VMs one vCPU's reads up to ~2,000 ticks behind the other's, so a
-// thread that moved, or that reads a stamp another thread wrote, can see time run backwards:
-// a plain unsigned difference then wraps to "ages ago". It did: Engine::step took a busy
-// ping-pong for a stalled peer and rang it (ShmLink::wake_stalled) 150-200 times in 0.2 s,
-// each ring waking the peer's engine, which pre-empts a polling thread (8-byte half round
-// trip, interleaved runs: mean 0.45 -> 0.29 us, p999 13.5 -> 1.2 us with this).
-constexpr uint64_t ticks_since(uint64_t since, uint64_t now) { return now > since ? now - since : 0; }
-
 struct EngineOptions {
   Duration spin = std::chrono::microseconds(50);
   // How often a sleeping engine looks for channels whose senders died.

@@ -6,7 +6,7 @@ bool CopyChooser::cached(uint64_t now, size_t bytes, bool near, uint64_t ring_by
   if (!started_ || near != near_) start_over(near, ring_bytes);
   const bool waited = times_full != last_full_;
   last_full_ = times_full;
-  // now <= last_: this thread moved to a CPU whose counter lags (engine.hpp ticks_since).
+  // now <= last_: this thread moved to a CPU whose counter lags (base/clock.hpp ticks_since).
   // That copy is left out; counted (after a full ring), its unsigned gap wraps, and a window
   // that closes before later stamps make up for it measures nothing.
   if (last_ != 0 && now > last_ && (now - last_ <= kBusyGapTicks || waited)) {

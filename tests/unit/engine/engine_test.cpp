@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "base/clock.hpp"
 #include "engine/engine.hpp"
 #include "link/loopback.hpp"
 #include "support/rc_connect.hpp"
