@@ -4,7 +4,9 @@
 
 namespace softib {
 
-BiasedLock::BiasedLock() : revoked_(!private_membarrier_ready()) {}
+// Biased only where membarrier can revoke the bias. The registration that needs is made by
+// the engine's registration thread, or by the first revocation (private_membarrier()).
+BiasedLock::BiasedLock() : revoked_(!private_membarrier_available()) {}
 
 void BiasedLock::lock_slow() {
   if (!revoked_.load(std::memory_order_acquire)) {

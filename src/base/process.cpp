@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <string>
 
+#include "base/file.hpp"
 #include "base/poll_fd.hpp"
 #include "base/unique_fd.hpp"
 
@@ -22,6 +25,29 @@ bool wait_for_exit(pid_t pid, std::chrono::milliseconds timeout) {
   const UniqueFd fd(open_pidfd(pid));
   if (!fd.valid()) return errno == ESRCH;
   return wait_for_pidfd(fd.get(), timeout);
+}
+
+int thread_count() {
+  const Result<std::string> stat = read_file("/proc/self/stat", "/proc/self/stat");
+  if (!stat) return 0;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so the fields are
+  // counted from the last ')'. num_threads is field 20 (proc(5)), the 18th after comm.
+  const size_t close = stat->rfind(')');
+  if (close == std::string::npos) return 0;
+  size_t at = close + 1;
+  for (int field = 0; field < 18; ++field) {
+    at = stat->find_first_not_of(' ', at);
+    if (at == std::string::npos) return 0;
+    if (field == 17) {
+      int n = 0;
+      const char* end = stat->data() + stat->size();
+      const auto [p, ec] = std::from_chars(stat->data() + at, end, n);
+      return ec == std::errc() && n > 0 ? n : 0;
+    }
+    at = stat->find(' ', at);
+    if (at == std::string::npos) return 0;
+  }
+  return 0;
 }
 
 }  // namespace softib

@@ -1,5 +1,6 @@
 // Waiting for a process to end without a polling loop: a pidfd (pidfd_open(2), Linux 5.3+)
-// turns readable when its process ends, whether or not it is the caller's child.
+// turns readable when its process ends, whether or not it is the caller's child. And how many
+// threads this process runs.
 #pragma once
 
 #include <sys/types.h>
@@ -19,5 +20,9 @@ bool wait_for_exit(pid_t pid, std::chrono::milliseconds timeout);
 
 // pidfd_open(2): the fd, or -1 with errno (ESRCH: no such process).
 int open_pidfd(pid_t pid);
+
+// How many threads this process has now (num_threads in /proc/self/stat), or 0 when that
+// cannot be read.
+int thread_count();
 
 }  // namespace softib

@@ -15,19 +15,6 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-bool global_membarrier_available() {
-  static const bool available = [] {
-    const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
-    constexpr long kNeed = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
-    return cmds >= 0 && (cmds & kNeed) == kNeed;
-  }();
-  return available;
-}
-
-bool register_for_global_membarrier() {
-  return global_membarrier_available() && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
-}
-
 Result<ShmInbox> ShmInbox::create(uint64_t endpoint, uint32_t pid, uint32_t channels, uint32_t capacity) {
   if (channels == 0 || channels > kMaxInboxChannels || capacity < 4096 || (capacity & (capacity - 1)) != 0)
     return Status(Code::kInvalidArgument, fmt::format("inbox: {} channels of {} bytes", channels, capacity));
@@ -54,9 +41,7 @@ Result<ShmInbox> ShmInbox::attach(ShmRegion region) {
       (h->capacity & (h->capacity - 1)) != 0 || region.size() < inbox_bytes(h->channels, h->capacity))
     return Status(Code::kInvalidArgument,
                   fmt::format("inbox: {} channels of {} bytes do not fit {} bytes", h->channels, h->capacity, region.size()));
-  ShmInbox inbox(std::move(region));
-  inbox.sender_registered_ = register_for_global_membarrier();
-  return inbox;
+  return ShmInbox(std::move(region));
 }
 
 ChannelMemory ShmInbox::channel(uint32_t i) const {
@@ -101,7 +86,7 @@ void ShmInbox::set_sleeper_barrier(bool on) const {
 bool ShmInbox::needs_doorbell() const {
   // Store (the record's tag, release) then load (sleeping): the sender's half of the Dekker
   // pair with sleep_begin(). A full fence, unless the sleeper's membarrier stands in for it.
-  if (sender_registered_ && sleeper_barrier())
+  if (sender_registered() && sleeper_barrier())
     std::atomic_signal_fence(std::memory_order_seq_cst);
   else
     std::atomic_thread_fence(std::memory_order_seq_cst);

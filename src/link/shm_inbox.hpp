@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/membarrier.hpp"
 #include "base/result.hpp"
 #include "link/shm_channel.hpp"
 #include "link/shm_region.hpp"
@@ -109,12 +110,6 @@ static_assert(sizeof(InboxHeader) <= kInboxHeaderBytes);
 // Monotonic nanoseconds (CLOCK_MONOTONIC, the same in every process of the host).
 uint64_t monotonic_ns();
 
-// membarrier(2): whether MEMBARRIER_CMD_GLOBAL_EXPEDITED is available (asked once), and this
-// process's registration to receive it (per process: a forked child registers again when it
-// attaches an inbox; it does not inherit the registration).
-bool global_membarrier_available();
-bool register_for_global_membarrier();
-
 class ShmInbox {
  public:
   // The owner's side: a new inbox.
@@ -141,9 +136,11 @@ class ShmInbox {
   // After publishing a record: whether the receiver must be woken (Dekker with sleep_begin).
   // True for one sender once per sleep: the others see that it was rung.
   bool needs_doorbell() const;
-  // Whether this sender may publish without a full fence (registered; the owner's membarrier
-  // stands in while it says so).
-  bool sender_registered() const { return sender_registered_; }
+  // Whether this sender may publish without a full fence: this process's registration for
+  // the owner's membarrier has finished (base/membarrier.hpp; the engine makes it in the
+  // background when it starts), and the owner's membarrier stands in while sleeper_barrier()
+  // says so. Until then its publishes fence.
+  static bool sender_registered() { return global_membarrier_registered(); }
 
   // ---- receiver ----
   uint64_t active_mask(uint32_t word) const { return header().active[word].load(std::memory_order_acquire); }
@@ -186,7 +183,6 @@ class ShmInbox {
  private:
   explicit ShmInbox(ShmRegion region) : region_(std::move(region)) {}
   ShmRegion region_;
-  bool sender_registered_ = false;  // sender side: registered for the owner's membarrier
 };
 
 constexpr size_t inbox_bytes(uint32_t channels, uint32_t capacity) {

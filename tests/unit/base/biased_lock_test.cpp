@@ -34,7 +34,7 @@ TEST(BiasedLock, TheFirstThreadToLockOwnsItUntilAnotherThreadTakesIt) {
   BiasedLock lock;
   EXPECT_FALSE(lock.biased_to_me());
   { std::lock_guard held(lock); }
-  if (!private_membarrier_ready()) {
+  if (!private_membarrier_available()) {
     EXPECT_TRUE(lock.revoked()) << "no membarrier: never biased";
     GTEST_SKIP() << "this kernel lacks MEMBARRIER_CMD_PRIVATE_EXPEDITED";
   }
@@ -149,7 +149,7 @@ TEST(BiasedLock, AForksChildRevokesABiasItInherited) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status)) << "the child died (signal " << WTERMSIG(status) << ")";
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_EQ(lock.revoked(), !private_membarrier_ready()) << "the parent's lock is its own";
+  EXPECT_EQ(lock.revoked(), !private_membarrier_available()) << "the parent's lock is its own";
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 #include "base/unique_fd.hpp"
 
 namespace softib {
@@ -33,6 +36,20 @@ TEST(Process, WaitForExitReturnsWhenTheProcessEndsAndNotBefore) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_TRUE(wait_for_exit(child, std::chrono::milliseconds(0))) << "reaped: no such process";
+}
+
+TEST(Process, ThreadCountFollowsTheThreadsRunning) {
+  const int before = thread_count();
+  ASSERT_GE(before, 1);
+  std::atomic<bool> started{false}, stop{false};
+  std::thread t([&] {
+    started = true;
+    while (!stop) std::this_thread::yield();
+  });
+  while (!started) std::this_thread::yield();
+  EXPECT_EQ(thread_count(), before + 1);
+  stop = true;
+  t.join();
 }
 
 }  // namespace
