@@ -333,6 +333,22 @@ def is_listening(pid, port):
 _FINAL = re.compile(r"^Final:\s+(.*)$", re.M)
 
 
+def wait_listening(server, port, what, timeout=15.0):
+    """Waits until /proc shows `server` (a spawn()ed process) listening on `port`: True, or
+    False when it exited first (someone else took the port, say). AnchorError after `timeout`
+    seconds."""
+    deadline = time.monotonic() + timeout
+    delay = 0.001
+    while not is_listening(server.pid, port):
+        if server.poll() is not None:
+            return False
+        if time.monotonic() > deadline:
+            raise AnchorError(f"{what} did not listen on port {port} within {timeout:g} s")
+        time.sleep(delay)  # polling /proc for the listen, not a synchronisation sleep
+        delay = min(delay * 2, 0.02)
+    return True
+
+
 def parse_ucx_final(text):
     """ucx_perftest's "Final:" line: iterations, latency (usec) 50%ile / average / overall,
     bandwidth (MiB/s) average / overall, message rate (msg/s) average / overall. "average" is
@@ -359,16 +375,7 @@ def ucx_perftest(exe, config, test, size, iters, warmup, timeout, extra=()):
         port = free_port()
         server = spawn([exe, "-p", str(port)], env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + 15.0
-            delay = 0.001
-            while not is_listening(server.pid, port):
-                if server.poll() is not None:
-                    break
-                if time.monotonic() > deadline:
-                    raise AnchorError(f"ucx_perftest server did not listen on port {port} within 15 s")
-                time.sleep(delay)  # polling /proc for the listen, not a synchronisation sleep
-                delay = min(delay * 2, 0.02)
-            if server.poll() is not None:
+            if not wait_listening(server, port, "ucx_perftest server"):
                 last = f"server exited ({server.returncode}): " + tail(server.stderr.read())
                 continue  # lost the port to someone else: try another
             rc, out, err = run([exe, "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size), "-n", str(iters),

@@ -53,7 +53,7 @@ TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
 import datapath  # noqa: E402  (the process and probe helpers: one copy of them)
-from datapath import AnchorError, free_port, is_listening, run, spawn, stop, stop_all, tail  # noqa: E402
+from datapath import AnchorError, free_port, run, spawn, stop, stop_all, tail, wait_listening  # noqa: E402
 
 MIB = 1 << 20
 
@@ -98,13 +98,8 @@ def perftest(fabric, argv, size, timeout=120.0):
         port = free_port()
         server = spawn(fabric.command("host-a", argv + ["-p", str(port)]))
         try:
-            deadline = time.monotonic() + 20
-            while not is_listening(server.pid, port):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    break
-                time.sleep(0.01)
-            if not is_listening(server.pid, port):
-                last = AnchorError("server did not listen: " + tail(server.stderr.read() if server.poll() is not None else ""))
+            if not wait_listening(server, port, f"{argv[0]} server", timeout=20.0):
+                last = AnchorError("server exited before it listened: " + tail(server.stderr.read()))
                 continue
             rc, out, err = run(fabric.command("host-b", argv + ["-p", str(port), "127.0.0.1"]), timeout=timeout)
             try:

@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from datapath import AnchorError, free_port, is_listening, run, spawn, stop, tail  # noqa: E402
+from datapath import AnchorError, free_port, run, spawn, stop, tail, wait_listening  # noqa: E402
 from dropin import Fabric  # noqa: E402
 
 
@@ -48,11 +48,8 @@ def pingpong(fabric, program, iters=5):
     argv = [program, "-g", "0", "-n", str(iters), "-p", str(port)]
     server = spawn(fabric.command("host-a", argv))
     try:
-        deadline = time.monotonic() + 20
-        while not is_listening(server.pid, port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise AnchorError(f"{program} server did not listen: " + tail(server.stderr.read() or ""))
-            time.sleep(0.005)
+        if not wait_listening(server, port, f"{program} server", timeout=20.0):
+            raise AnchorError(f"{program} server exited before it listened: " + tail(server.stderr.read()))
         t0 = time.monotonic()
         rc, out, err = run(fabric.command("host-b", argv + ["127.0.0.1"]), timeout=60)
         client_ms = (time.monotonic() - t0) * 1000.0

@@ -14,6 +14,11 @@ namespace softib {
 
 long membarrier(int cmd) { return ::syscall(SYS_membarrier, cmd, 0u, 0); }
 
+// The registration's state: plain atomics (no lock a parent's thread could hold across a
+// fork; trivially destroyed, so a registering thread may outlive main()), reset in a forked
+// child.
+constinit std::atomic<bool> membarrier_detail::global_registered{false};
+
 namespace {
 
 bool offered(long need) {
@@ -21,24 +26,13 @@ bool offered(long need) {
   return cmds >= 0 && (cmds & need) == need;
 }
 
-// The registration's state: plain atomics (no lock a parent's thread could hold across a
-// fork), reset in a forked child. Never destroyed: the thread may outlive main().
-struct Registration {
-  std::atomic<bool> started{false};
-  std::atomic<bool> global_done{false};
-  std::atomic<bool> finished{false};
-};
-
-Registration& registration() {
-  static Registration* r = new Registration;
-  return *r;
-}
+constinit std::atomic<bool> started{false};
+constinit std::atomic<bool> finished{false};
 
 void reset_after_fork() {
-  Registration& r = registration();
-  r.started.store(false, std::memory_order_relaxed);
-  r.global_done.store(false, std::memory_order_relaxed);
-  r.finished.store(false, std::memory_order_relaxed);
+  started.store(false, std::memory_order_relaxed);
+  membarrier_detail::global_registered.store(false, std::memory_order_relaxed);
+  finished.store(false, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -56,23 +50,19 @@ bool global_membarrier_available() {
 void register_membarriers() {
   static std::once_flag atfork;
   std::call_once(atfork, [] { ::pthread_atfork(nullptr, nullptr, reset_after_fork); });
-  Registration& r = registration();
-  if (r.started.load(std::memory_order_relaxed) || r.started.exchange(true)) return;
+  if (started.load(std::memory_order_relaxed) || started.exchange(true)) return;
   if (global_membarrier_available() && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0)
-    r.global_done.store(true, std::memory_order_release);
+    membarrier_detail::global_registered.store(true, std::memory_order_release);
   if (private_membarrier_available()) (void)membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
-  r.finished.store(true, std::memory_order_release);
-  r.finished.notify_all();
+  finished.store(true, std::memory_order_release);
+  finished.notify_all();
 }
 
-bool membarrier_registration_started() { return registration().started.load(std::memory_order_relaxed); }
-
-bool global_membarrier_registered() { return registration().global_done.load(std::memory_order_acquire); }
+bool membarrier_registration_started() { return started.load(std::memory_order_relaxed); }
 
 void wait_for_membarrier_registration() {
   register_membarriers();
-  Registration& r = registration();
-  while (!r.finished.load(std::memory_order_acquire)) r.finished.wait(false, std::memory_order_acquire);
+  while (!finished.load(std::memory_order_acquire)) finished.wait(false, std::memory_order_acquire);
 }
 
 void private_membarrier() {

@@ -15,7 +15,13 @@
 // pthread_atfork handler), and so does its first engine's registration.
 #pragma once
 
+#include <atomic>
+
 namespace softib {
+
+namespace membarrier_detail {
+extern std::atomic<bool> global_registered;  // global_membarrier_registered()
+}  // namespace membarrier_detail
 
 // The raw system call (MEMBARRIER_CMD_*, linux/membarrier.h): its return value, -1 and errno
 // on failure.
@@ -32,8 +38,11 @@ void register_membarriers();
 // Whether register_membarriers() has been called in this process (finished or not).
 bool membarrier_registration_started();
 // Whether this process's registration for GLOBAL_EXPEDITED has finished: from then on a
-// barrier another process runs reaches this one's CPUs. Thread: any (an acquire load).
-bool global_membarrier_registered();
+// barrier another process runs reaches this one's CPUs. Thread: any. Inline, one acquire
+// load: a sender asks at every publish (link::ShmInbox::needs_doorbell).
+inline bool global_membarrier_registered() {
+  return membarrier_detail::global_registered.load(std::memory_order_acquire);
+}
 // Blocks until the registration has finished, making it here if no one has started it.
 void wait_for_membarrier_registration();
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
+#include <sstream>
 #include <string>
 
 #include "base/file.hpp"
@@ -34,20 +34,11 @@ int thread_count() {
   // counted from the last ')'. num_threads is field 20 (proc(5)), the 18th after comm.
   const size_t close = stat->rfind(')');
   if (close == std::string::npos) return 0;
-  size_t at = close + 1;
-  for (int field = 0; field < 18; ++field) {
-    at = stat->find_first_not_of(' ', at);
-    if (at == std::string::npos) return 0;
-    if (field == 17) {
-      int n = 0;
-      const char* end = stat->data() + stat->size();
-      const auto [p, ec] = std::from_chars(stat->data() + at, end, n);
-      return ec == std::errc() && n > 0 ? n : 0;
-    }
-    at = stat->find(' ', at);
-    if (at == std::string::npos) return 0;
-  }
-  return 0;
+  std::istringstream fields(stat->substr(close + 1));
+  std::string skipped;
+  for (int i = 0; i < 17; ++i) fields >> skipped;
+  int n = 0;
+  return fields >> n && n > 0 ? n : 0;
 }
 
 }  // namespace softib
