@@ -80,6 +80,11 @@ class Engine {
   void deliver(const rc::FrameAddr& from, wire::ByteSpan transport);
   // Work was posted: make sure a step runs soon.
   void kick();
+  // The application made a QP: peers will soon send to this device. From now on the engine
+  // thread, when idle, keeps the ring the next new sender claims mapped
+  // (link::ShmLink::warm_spare_channel), so that a connection's first frame does not wait
+  // ~0.7 ms for its pages. A process that only opens the device (ibv_devinfo) maps none.
+  void expect_traffic();
   // What a step is for. An application thread's step does what its caller waits for first
   // and leaves the rest to the next step (the latency of a ping-pong between two polling
   // processes is mostly cache lines crossing between the cores, so the order matters):
@@ -225,6 +230,7 @@ class Engine {
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> rung_{false};  // the doorbell was rung since the engine went to sleep
   std::atomic<bool> pending_{false};
+  std::atomic<bool> expect_traffic_{false};  // expect_traffic(): warm the inbox's spare channel when idle
   std::atomic<bool> has_inbox_{false};
   // While asleep: when the engine will wake by itself (steady-clock ns; max: never). A step an
   // application thread runs may arm an earlier timer (a retransmission), which must wake it.

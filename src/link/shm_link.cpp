@@ -424,7 +424,8 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       const uint64_t owner = fresh.control().owner.load(std::memory_order_acquire);
       if (owner == 0) return false;
       r.token = owner;
-      ShmRegion::prefault(fresh.data(), fresh.capacity());  // a new sender: once
+      // A new sender: once, unless warm_spare_channel() mapped the ring already.
+      if (!channel_warmed(i)) ShmRegion::prefault(fresh.data(), fresh.capacity());
       r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
       r.packed_at = 0;
     }
@@ -561,6 +562,25 @@ bool ShmLink::new_channel_ready(const ChannelMemory& mem) {
   // A channel claimed since the last poll: its first record sits at the published head.
   const uint64_t head = mem.control().head.load(std::memory_order_acquire);
   return mem.header_at(head).tag.load(std::memory_order_acquire) == head + 1;
+}
+
+bool ShmLink::warm_spare_channel() {
+  const uint32_t channels = inbox_.channels();
+  for (uint32_t w = 0; w * 64 < channels; ++w) {
+    uint64_t free = ~inbox_.active_mask(w);
+    if (channels - w * 64 < 64) free &= (uint64_t{1} << (channels - w * 64)) - 1;
+    if (free == 0) continue;
+    // The lowest free channel is the one ShmInbox::claim gives the next sender. A sender may
+    // be claiming it meanwhile: both then map the same pages, which is only slower.
+    const uint64_t bit = free & -free;
+    if ((warmed_[w].load(std::memory_order_relaxed) & bit) != 0) return false;
+    const ChannelMemory mem = inbox_.channel(w * 64 + static_cast<uint32_t>(__builtin_ctzll(bit)));
+    ShmRegion::prefault(mem.data(), mem.capacity());
+    warmed_[w].fetch_or(bit, std::memory_order_release);
+    channels_warmed_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
 }
 
 void ShmLink::housekeeping() {

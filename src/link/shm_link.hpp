@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -199,6 +200,15 @@ class ShmLink final : public rc::FrameSink {
   }
   // Frees the channels whose senders died. REQUIRES: the device's lock.
   void housekeeping();
+  // Allocates and maps the ring of the channel the next new sender will claim (the lowest
+  // one free), if that is not done yet; returns whether it did. A sender's first frame then
+  // finds the pages there: it maps them (ShmRegion::prefault, ~0.1 ms) instead of allocating
+  // and zeroing them (~0.7 ms), and this endpoint's first read of the channel maps nothing.
+  // Both were on the way of a connection's first message. Keeps one channel ready ahead, so
+  // an endpoint's inbox holds one ring more than it has senders. Thread: the engine thread
+  // when idle, without the device's lock (it touches only the free channel's pages and the
+  // warmed_ bits, which poll() reads).
+  bool warm_spare_channel();
   // Rings the doorbell of each peer that has not read all this link sent it.
   // For a caller that has sent nothing for a while and still waits (an application polling
   // for the answer): the peer's application may hold its inbox's lease (it polled a moment
@@ -227,6 +237,11 @@ class ShmLink final : public rc::FrameSink {
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
   const ShmLinkCounters& counters() const { return counters_; }
+  // How many rings warm_spare_channel() has mapped.
+  uint64_t channels_warmed() const { return channels_warmed_.load(std::memory_order_relaxed); }
+  bool channel_warmed(uint32_t i) const {
+    return (warmed_[i / 64].load(std::memory_order_acquire) >> (i % 64) & 1) != 0;
+  }
   // The consumer-distance windows its channel writers have judged (ChannelWriter::windows_*),
   // summed over the peers it writes to: {near, far}.
   std::pair<uint64_t, uint64_t> distance_windows() const;
@@ -364,6 +379,9 @@ class ShmLink final : public rc::FrameSink {
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
   std::array<Watch, kMaxInboxChannels> watches_{};
+  // The channels whose ring warm_spare_channel() has mapped in this process (bit i: channel i).
+  std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> warmed_{};
+  std::atomic<uint64_t> channels_warmed_{0};
   ShmLinkCounters counters_;
 };
 

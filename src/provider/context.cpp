@@ -118,9 +118,11 @@ Context::~Context() {
         "full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer distance judged near {} "
         "times, far {} (link/shm_channel.hpp consumer_near); copy throughput measured over {} windows, the way "
         "changed {} times (link/copy_chooser.hpp); {} doorbells, {} of them to peers that left frames unread ({} of "
-        "those while their application was away)",
+        "those while their application was away); {} rings of its inbox mapped ahead of their senders "
+        "(link/shm_link.hpp warm_spare_channel)",
         info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.frames_received, c.refused, c.copies_cached,
-        c.copies_streamed, near, far, windows, switches, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings);
+        c.copies_streamed, near, far, windows, switches, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings,
+        shm_->channels_warmed());
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }
@@ -448,8 +450,12 @@ Status Context::post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wr
 
 Result<rc::Qp*> Context::create_qp(verbs::Pd* pd, verbs::Cq* send_cq, verbs::Cq* recv_cq, verbs::Srq* srq,
                                    const verbs::QpInitAttr& init, void* user_context) {
-  std::lock_guard lock(device_->lock());
-  return device_->create_qp(pd, send_cq, recv_cq, srq, init, user_context);
+  Result<rc::Qp*> qp = [&] {
+    std::lock_guard lock(device_->lock());
+    return device_->create_qp(pd, send_cq, recv_cq, srq, init, user_context);
+  }();
+  if (qp) engine_->expect_traffic();
+  return qp;
 }
 
 Status Context::resolve(verbs::AhAttr& ah, const char* what) const {
