@@ -508,6 +508,7 @@ void Engine::run() {
         // dropped the lease read above) set pending_ first, and is seen here.
         if (!pending_.load() && !stop_.load()) {
           counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
+          counters_.sleeps.notify_all();
           sleep_on_doorbell(&ts);
         }
         sleeping_.store(false);
@@ -521,7 +522,6 @@ void Engine::run() {
     }
     bool did;
     bool blocked;
-    std::optional<TimePoint> deadline;
     {
       std::lock_guard lock(device_.lock());
       defer_signals_ = true;
@@ -529,7 +529,6 @@ void Engine::run() {
       defer_signals_ = false;
       if (did) bump(counters_.engine_steps);
       blocked = device_.output_blocked();
-      deadline = device_.next_deadline();
     }
     signal_owed();
     const auto now = std::chrono::steady_clock::now();
@@ -576,23 +575,24 @@ void Engine::run() {
     const bool heard = shm_ == nullptr || shm_->inbox().sleep_begin();
     // A lease taken since the check above: sleep until it ends instead (the loop's top).
     const bool leased_now = shm_ != nullptr && shm_->inbox().lease_until() > link::monotonic_ns();
-    // The next timer again, now that sleeping_ is set: a step an application thread ran since
-    // `deadline` was read (a post's inline step) wakes a sleeping engine for an earlier timer
-    // it armed only if it saw sleeping_ set (try_progress), and between that read and the
-    // store above it could not. The window was a few microseconds; warming a spare channel
-    // (~0.7 ms, above) widened it, and a suite test's 1 ms retransmission timers went unseen
-    // until housekeeping, 500 ms on (RequestsLostOnManyQpsRetryOutWithTheEnginesAlone, under
-    // ctest -j2). A step running now sees sleeping_ and rings if need be; this look waits
-    // for none: the lock taken means a step is running, so the loop steps again instead.
-    bool fresh = false;
+    // The next timer, read only now that sleeping_ is set: an application thread's step (a
+    // post's inline step) that arms an earlier timer rings a sleeping engine only if it sees
+    // sleeping_ set (try_progress). Read with the step above, as it was, a step that ran
+    // between that read and the store went unseen: the window was a few microseconds, warming
+    // a spare channel (~0.7 ms, above) widened it, and a suite test's 1 ms retransmission
+    // timers waited for housekeeping, 500 ms on (RequestsLostOnManyQpsRetryOutWithTheEngines
+    // Alone, under ctest -j2). A step running now sees sleeping_; this read waits for none
+    // (the lock taken means a step is running, so the loop steps again instead).
+    std::optional<TimePoint> deadline;
+    bool read = false;
     if (!work_waiting() && !stop_.load() && !leased_now) {
       std::unique_lock lock(device_.lock(), std::try_to_lock);
       if (lock.owns_lock()) {
         deadline = device_.next_deadline();
-        fresh = true;
+        read = true;
       }
     }
-    if (!fresh) {
+    if (!read) {
       if (shm_ != nullptr) shm_->inbox().sleep_end();
       sleeping_.store(false);
       continue;
@@ -611,6 +611,7 @@ void Engine::run() {
       timeout = &ts;
     }
     counters_.sleeps.fetch_add(1, std::memory_order_relaxed);
+    counters_.sleeps.notify_all();
     sleep_until_ns_.store(wait == Duration::max() ? INT64_MAX
                                                   : (SteadyClock::instance().now() + wait).time_since_epoch().count());
     sleep_on_doorbell(timeout);

@@ -47,7 +47,7 @@ struct EngineOptions {
 
 struct EngineCounters {
   std::atomic<uint64_t> steps{0};     // device steps that did something
-  std::atomic<uint64_t> sleeps{0};    // times the thread went to sleep
+  std::atomic<uint64_t> sleeps{0};    // times the thread went to sleep (notified: a test may wait on it)
   std::atomic<uint64_t> wakeups{0};   // doorbell rings sent by kick()/deliver()
   std::atomic<uint64_t> inline_steps{0};  // steps run by application threads
   std::atomic<uint64_t> engine_steps{0};  // steps by the engine's thread that did something

@@ -62,6 +62,16 @@ std::optional<uint32_t> ShmInbox::claim(uint64_t token) const {
   return std::nullopt;
 }
 
+std::optional<uint32_t> ShmInbox::next_claim() const {
+  const uint32_t n = channels();
+  for (uint32_t w = 0; w * 64 < n; ++w) {
+    uint64_t free = ~active_mask(w);
+    if (n - w * 64 < 64) free &= (uint64_t{1} << (n - w * 64)) - 1;
+    if (free != 0) return w * 64 + static_cast<uint32_t>(__builtin_ctzll(free));
+  }
+  return std::nullopt;
+}
+
 bool ShmInbox::sleep_begin() const {
   header().rung.store(0, std::memory_order_relaxed);
   header().sleeping.store(1, std::memory_order_seq_cst);

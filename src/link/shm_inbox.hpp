@@ -132,6 +132,9 @@ class ShmInbox {
   // Claims a free channel for `token` (non-zero); returns its index, or nullopt when every
   // channel is taken. The caller then writes with ChannelWriter(channel(i), start_position(i)).
   std::optional<uint32_t> claim(uint64_t token) const;
+  // The channel the next claim() takes if no one claims before it: the lowest free one (by
+  // the active mask), or nullopt when all are taken. For the owner, which prepares it.
+  std::optional<uint32_t> next_claim() const;
   uint64_t start_position(uint32_t i) const { return channel(i).control().head.load(std::memory_order_acquire); }
   // After publishing a record: whether the receiver must be woken (Dekker with sleep_begin).
   // True for one sender once per sleep: the others see that it was rung.

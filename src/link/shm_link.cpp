@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -565,22 +566,29 @@ bool ShmLink::new_channel_ready(const ChannelMemory& mem) {
 }
 
 bool ShmLink::warm_spare_channel() {
-  const uint32_t channels = inbox_.channels();
-  for (uint32_t w = 0; w * 64 < channels; ++w) {
-    uint64_t free = ~inbox_.active_mask(w);
-    if (channels - w * 64 < 64) free &= (uint64_t{1} << (channels - w * 64)) - 1;
-    if (free == 0) continue;
-    // The lowest free channel is the one ShmInbox::claim gives the next sender. A sender may
-    // be claiming it meanwhile: both then map the same pages, which is only slower.
-    const uint64_t bit = free & -free;
-    if ((warmed_[w].load(std::memory_order_relaxed) & bit) != 0) return false;
-    const ChannelMemory mem = inbox_.channel(w * 64 + static_cast<uint32_t>(__builtin_ctzll(bit)));
-    ShmRegion::prefault(mem.data(), mem.capacity());
-    warmed_[w].fetch_or(bit, std::memory_order_release);
-    channels_warmed_.fetch_add(1, std::memory_order_relaxed);
-    return true;
-  }
-  return false;
+  // A sender may be claiming this channel meanwhile: both then map the same pages, which is
+  // only slower.
+  const auto i = inbox_.next_claim();
+  if (!i || channel_warmed(*i)) return false;
+  const ChannelMemory mem = inbox_.channel(*i);
+  ShmRegion::prefault(mem.data(), mem.capacity());
+  std::atomic<uint64_t>& word = warmed_[*i / 64];
+  word.fetch_or(uint64_t{1} << (*i % 64), std::memory_order_release);
+  word.notify_all();
+  return true;
+}
+
+uint64_t ShmLink::channels_warmed() const {
+  uint64_t n = 0;
+  for (const auto& w : warmed_) n += static_cast<uint64_t>(std::popcount(w.load(std::memory_order_relaxed)));
+  return n;
+}
+
+void ShmLink::wait_channel_warmed(uint32_t i) const {
+  std::atomic<uint64_t>& word = warmed_[i / 64];
+  for (uint64_t seen = word.load(std::memory_order_acquire); (seen >> (i % 64) & 1) == 0;
+       seen = word.load(std::memory_order_acquire))
+    word.wait(seen, std::memory_order_acquire);
 }
 
 void ShmLink::housekeeping() {

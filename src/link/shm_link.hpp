@@ -237,11 +237,13 @@ class ShmLink final : public rc::FrameSink {
   const ShmInbox& inbox() const { return inbox_; }
   uint32_t endpoint() const { return endpoint_; }
   const ShmLinkCounters& counters() const { return counters_; }
-  // How many rings warm_spare_channel() has mapped.
-  uint64_t channels_warmed() const { return channels_warmed_.load(std::memory_order_relaxed); }
+  // How many rings warm_spare_channel() has mapped, and whether channel i's is one.
+  uint64_t channels_warmed() const;
   bool channel_warmed(uint32_t i) const {
     return (warmed_[i / 64].load(std::memory_order_acquire) >> (i % 64) & 1) != 0;
   }
+  // Blocks until channel i's ring is warmed (a test's handshake with the engine thread).
+  void wait_channel_warmed(uint32_t i) const;
   // The consumer-distance windows its channel writers have judged (ChannelWriter::windows_*),
   // summed over the peers it writes to: {near, far}.
   std::pair<uint64_t, uint64_t> distance_windows() const;
@@ -380,8 +382,7 @@ class ShmLink final : public rc::FrameSink {
   std::array<Reader, kMaxInboxChannels> readers_{};
   std::array<Watch, kMaxInboxChannels> watches_{};
   // The channels whose ring warm_spare_channel() has mapped in this process (bit i: channel i).
-  std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> warmed_{};
-  std::atomic<uint64_t> channels_warmed_{0};
+  mutable std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> warmed_{};  // mutable: waited on
   ShmLinkCounters counters_;
 };
 

@@ -287,33 +287,29 @@ TEST_P(Rc, AnArmedCqsEventDoesNotWaitForTheLease) {
 // pages there. A context that made no QP (a program that only queries the device) maps none.
 TEST_P(Rc, AnIdleEngineMapsTheRingItsNextSenderClaimsOnceItsApplicationMadeAQp) {
   if (a.ctx->shm_link() == nullptr) GTEST_SKIP() << "shared memory only";
-  using std::chrono::steady_clock;
-  auto spare_warmed = [](const link::ShmLink& shm) {
-    for (uint32_t i = 0; i < shm.inbox().channels(); ++i) {
-      if (shm.inbox().channel(i).control().owner.load() == 0) return shm.channel_warmed(i);
-    }
-    return false;
-  };
-  auto wait_for = [](auto&& done) {
-    const auto deadline = steady_clock::now() + std::chrono::seconds(10);
-    while (!done() && steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return done();
+  // Handshakes with the engine threads: each blocks until the engine has done it (a test
+  // that never sees it fails by ctest's timeout).
+  auto next_claim = [](const link::ShmLink& shm) {
+    const auto i = shm.inbox().next_claim();
+    EXPECT_TRUE(i.has_value()) << "a free channel";
+    return i.value_or(0);
   };
   // Both sides made and connected a QP (the peer claimed a channel of each inbox).
   for (Side* s : {&a, &b}) {
     const link::ShmLink& shm = *s->ctx->shm_link();
-    EXPECT_TRUE(wait_for([&] { return spare_warmed(shm); })) << "endpoint " << shm.endpoint();
-    EXPECT_GE(shm.channels_warmed(), 1u);
+    shm.wait_channel_warmed(next_claim(shm));
+    EXPECT_GE(shm.channels_warmed(), 1u) << "endpoint " << shm.endpoint();
   }
-  // Another context on A's device, with no QP: its engine sleeps without mapping anything.
+  // Another context on A's device, with no QP: its engine sleeps without mapping anything
+  // (the warming comes before the sleep in the same idle pass).
   auto devs = provider::list_devices(options);
   ASSERT_TRUE(devs.ok());
   auto idle = provider::Context::open((*devs)[0], options);
   ASSERT_TRUE(idle.ok()) << idle.error().to_string();
   const link::ShmLink& shm = *(*idle)->shm_link();
-  ASSERT_TRUE(wait_for([&] { return (*idle)->engine().counters().sleeps.load() >= 1; }));
+  (*idle)->engine().counters().sleeps.wait(0);
   EXPECT_EQ(shm.channels_warmed(), 0u);
-  EXPECT_FALSE(spare_warmed(shm));
+  EXPECT_FALSE(shm.channel_warmed(next_claim(shm)));
   // Its first QP: now it does.
   verbs::Pd* pd = (*idle)->alloc_pd();
   verbs::Cq* cq = *(*idle)->create_cq(16, nullptr, nullptr);
@@ -321,7 +317,7 @@ TEST_P(Rc, AnIdleEngineMapsTheRingItsNextSenderClaimsOnceItsApplicationMadeAQp) 
   init.qp_type = QpType::kRc;
   init.cap = {16, 16, 1, 1, 0};
   ASSERT_TRUE((*idle)->create_qp(pd, cq, cq, nullptr, init, nullptr).ok());
-  EXPECT_TRUE(wait_for([&] { return spare_warmed(shm); }));
+  shm.wait_channel_warmed(next_claim(shm));
   EXPECT_EQ(shm.channels_warmed(), 1u);
 }
 
