@@ -72,10 +72,10 @@ void ShmRegion::prefault(uint8_t* p, size_t bytes) {
   // MADV_POPULATE_READ (Linux 5.14), not _WRITE: a read fault on a shared mapping of shmem
   // allocates a missing page as a write fault does, and gives a writable entry, but for the
   // pages already there it maps the neighbours too (fault-around, 16 pages a fault), which a
-  // write fault does not. Measured here (/tmp program, 1 MiB): pages another process
-  // allocated 60-120 us against 220-240 us; missing pages ~0.7 ms either way (allocating and
-  // zeroing them is the cost: see ShmLink::warm_spare_channel). Where it is missing, reading
-  // each page does the same.
+  // write fault does not. bench_ring_pages, 1 MiB: pages another mapping allocated 59 us
+  // against 166 us; missing pages ~0.5 ms either way (allocating and zeroing them is the
+  // cost: see ShmLink::warm_spare_channel). Where it is missing, reading each page does the
+  // same.
   if (bytes == 0) return;
   const size_t page = page_size();
   const uintptr_t start = reinterpret_cast<uintptr_t>(p) / page * page;
