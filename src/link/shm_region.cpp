@@ -73,8 +73,8 @@ void ShmRegion::prefault(uint8_t* p, size_t bytes) {
   // allocates a missing page as a write fault does, and gives a writable entry, but for the
   // pages already there it maps the neighbours too (fault-around, 16 pages a fault), which a
   // write fault does not. bench_ring_pages, 1 MiB: pages another mapping allocated 59 us
-  // against 166 us; missing pages ~0.5 ms either way (allocating and zeroing them is the
-  // cost: see ShmLink::warm_spare_channel). Where it is missing, reading each page does the
+  // against 166 us; missing pages ~0.5-0.8 ms either way, 4-6 % more by read faults
+  // (allocating and zeroing them is the cost: see ShmLink::warm_spare_channel). Where it is missing, reading each page does the
   // same.
   if (bytes == 0) return;
   const size_t page = page_size();
