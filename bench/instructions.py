@@ -26,7 +26,15 @@ process handled. One JSON object per line:
 - messages: what bench_verbs ran, warm-up included (rate: max(iters/10, 10000) rounded up to
   32, plus iters; lat: iters + max(iters/10, 100) round trips).
 
-  python3 bench/instructions.py [--mode rate|lat] [--iters N] [--bench PATH]
+--mode critical counts only the 8-byte ping-pong's critical path: the instructions from the
+moment a poll's step finds the peer's message in its inbox to the moment the reply's record is
+published (src/link/critical_path.hpp), the time a message waits for, which a timed run on
+these vCPUs cannot split from the cache lines' travel. It builds bench_verbs with the marks
+(the `critpath` preset, build/critpath) and reports the answering side (the forked child:
+its every path ends with its reply; the timing side's last one runs on into the run's end):
+function "path" is the whole path a message, the others their share of it.
+
+  python3 bench/instructions.py [--mode rate|lat|critical] [--iters N] [--bench PATH]
 
 Needs valgrind (apt install valgrind); a run of the default 200,000 messages takes seconds.
 """
@@ -55,11 +63,15 @@ FUNCTIONS = {
     "Device::execute": "softib::rc::Device::execute(",
     "parse_transport_frame": "softib::packet::parse_transport_frame(",
     "QueuePair::post_recv": "softib::QueuePair::post_recv(",
+    "Context::poll_cq": "softib::provider::Context::poll_cq(",  # a poll, the inline step it runs included
     # The whole of one side's loop in bench_verbs (posts, polls and what they run): the
     # figure to set against another transport's instructions a message.
     "loop": ("(anonymous namespace)::rate((anonymous namespace)::Side&",
              "(anonymous namespace)::latency((anonymous namespace)::Side&"),
 }
+
+# --mode critical: the whole of what was collected (only the path, in that build).
+TOTAL = "PROGRAM TOTALS"
 
 LINE = re.compile(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)$")
 
@@ -75,6 +87,9 @@ def inclusive_counts(annotate_text):
             continue
         value = int(m.group(1).replace(",", ""))
         name = m.group(2)
+        if name.strip() == TOTAL:
+            counts["path"] = value
+            continue
         for report, patterns in FUNCTIONS.items():
             if isinstance(patterns, str):
                 patterns = (patterns,)
@@ -92,6 +107,15 @@ def profiled_program(annotate_text):
     return None
 
 
+def profiled_pid(annotate_text):
+    """The PID of the process a callgrind_annotate output profiled, or None."""
+    for line in annotate_text.splitlines():
+        if line.startswith("Profiled target:"):
+            m = re.search(r"\(PID (\d+)", line)
+            return int(m.group(1)) if m else None
+    return None
+
+
 def messages(mode, iters):
     """The messages bench_verbs runs for `iters` (bench/verbs.cpp rate() and latency())."""
     if mode == "rate":
@@ -102,7 +126,12 @@ def messages(mode, iters):
 
 def sides(mode, per_process):
     """Names each process's counts: in rate mode the sender is the one whose progress
-    outweighs its receive; in lat mode the two are "a" and "b" in the order given."""
+    outweighs its receive; in lat mode the two are "a" and "b" in the order given; in critical
+    mode only the answering side, the later PID (bench_verbs forks it), is kept.
+    per_process: [(pid, counts)]."""
+    if mode == "critical":
+        return [("answering", max(per_process, key=lambda p: p[0])[1])] if per_process else []
+    per_process = [counts for _, counts in per_process]
     if mode != "rate":
         return list(zip(["a", "b"], per_process))
     named = []
@@ -114,19 +143,31 @@ def sides(mode, per_process):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", choices=["rate", "lat"], default="rate")
+    ap.add_argument("--mode", choices=["rate", "lat", "critical"], default="rate")
     ap.add_argument("--iters", type=int, default=200000)
-    ap.add_argument("--bench", default=os.path.join(TOP, "build", "release", "bench", "bench_verbs"))
+    ap.add_argument("--bench", help="bench_verbs to run (default: build/release's; build/critpath's, built "
+                                    "here, for --mode critical)")
     args = ap.parse_args()
     for tool in ("valgrind", "callgrind_annotate"):
         if shutil.which(tool) is None:
             sys.exit(f"instructions.py: needs {tool} (apt install valgrind)")
+    if args.bench is None:
+        preset = "critpath" if args.mode == "critical" else "release"
+        args.bench = os.path.join(TOP, "build", preset, "bench", "bench_verbs")
+        if args.mode == "critical":
+            for step in (["cmake", "--preset", "critpath"],
+                         ["cmake", "--build", "--preset", "critpath", "--target", "bench_verbs", "softibd"]):
+                built = subprocess.run(step, cwd=TOP, capture_output=True, text=True)
+                if built.returncode != 0:
+                    sys.exit(f"instructions.py: {' '.join(step)} failed:\n{(built.stdout + built.stderr)[-2000:]}")
     if not os.access(args.bench, os.X_OK):
         sys.exit(f"instructions.py: no {args.bench} (make release)")
     size = 64 if args.mode == "rate" else 8
+    bench_mode = "lat" if args.mode == "critical" else args.mode
+    collect = ["--collect-atstart=no"] if args.mode == "critical" else []
     with tempfile.TemporaryDirectory(prefix="softib-callgrind-") as d:
-        cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", f"--callgrind-out-file={d}/cg.%p",
-               args.bench, args.mode, "--size", str(size), "--iters", str(args.iters)]
+        cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", *collect, f"--callgrind-out-file={d}/cg.%p",
+               args.bench, bench_mode, "--size", str(size), "--iters", str(args.iters)]
         run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
         if run.returncode != 0:
             sys.exit(f"instructions.py: {' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
@@ -138,10 +179,12 @@ def main():
                                   check=True).stdout
             if profiled_program(text) != "bench_verbs":
                 continue  # softibd
-            per_process.append(inclusive_counts(text))
-    n = messages(args.mode, args.iters)
+            per_process.append((profiled_pid(text) or 0, inclusive_counts(text)))
+    n = messages(bench_mode, args.iters)
     for side, counts in sides(args.mode, per_process):
         for function, value in counts.items():
+            if function == "path" and args.mode != "critical":
+                continue  # the whole process, setup included: not a figure a message
             print(json.dumps({"bench": "instructions_per_message", "mode": args.mode, "size": size, "side": side,
                               "function": function, "value": round(value / n, 1), "messages": n}))
 

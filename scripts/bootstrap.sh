@@ -28,8 +28,9 @@ packages=(
 )
 
 # Anchors for bench/datapath.py (bench/anchors/README.md): ucx_perftest over posix/cma,
-# libfabric's shm provider (our fi_rma_bw links libfabric-dev; fi_info is in libfabric-bin).
-bench_packages=(ucx-utils libfabric-dev libfabric-bin)
+# libfabric's shm provider (our fi_rma_bw links libfabric-dev; fi_info is in libfabric-bin);
+# valgrind for bench/instructions.py (callgrind, and its header for the `critpath` build).
+bench_packages=(ucx-utils libfabric-dev libfabric-bin valgrind)
 if [ "$mode" = bench ]; then
   packages+=("${bench_packages[@]}")
 fi

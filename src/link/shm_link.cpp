@@ -12,6 +12,7 @@
 
 #include "base/clock.hpp"
 #include "base/log.hpp"
+#include "link/critical_path.hpp"
 #include "packet/opcode.hpp"
 
 namespace softib::link {
@@ -35,6 +36,14 @@ static_assert(kEngineWork[to_underlying(packet::Opcode::kRcRdmaWriteOnly)] &&
               !kEngineWork[to_underlying(packet::Opcode::kRcSendOnly)] &&
               !kEngineWork[to_underlying(packet::Opcode::kRcAcknowledge)]);
 bool engine_work(uint8_t opcode) { return kEngineWork[opcode]; }
+
+// critical_path.hpp: the record of a one-packet SEND, which a ping-pong's poll waits for
+// (a bare ACK that comes first does not start the path: its poll goes on waiting).
+bool awaited_send(const Record& rec) {
+  if (rec.kind != kRecordFrame || rec.body.size() <= sizeof(ShmFrameHeader)) return false;
+  const auto op = static_cast<packet::Opcode>(rec.body[sizeof(ShmFrameHeader)]);
+  return op == packet::Opcode::kRcSendOnly || op == packet::Opcode::kRcSendOnlyWithImmediate;
+}
 
 // Stores a header's field as its own type (named explicitly: a value of another width does
 // not compile silently) at its offset in the ring.
@@ -405,6 +414,7 @@ void ShmLink::commit(size_t len) {
   // The transport's first byte is the BTH's opcode (wake_away).
   const bool work = len != 0 && engine_work(building_at_[building_header_]);
   p->writer->commit(building_header_ + len, building_kind_);
+  critical_path::end();
   if (work) p->engine_work_end = p->writer->position();
   ring_if_asleep(*p);
 }
@@ -437,6 +447,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       }
       const auto rec = r.reader->peek();
       if (!rec) break;
+      if (critical_path::kEnabled && until != nullptr && awaited_send(*rec)) critical_path::begin();
       if (rec->kind == kRecordPacked) {
         // The rest of the record waits, in place, when the budget or the answer comes first.
         const size_t before = n;

@@ -5,7 +5,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from instructions import inclusive_counts, messages, profiled_program, sides  # noqa: E402
+from instructions import inclusive_counts, messages, profiled_pid, profiled_program, sides  # noqa: E402
 
 # The shape of `callgrind_annotate --inclusive=yes` output (trimmed from a real run).
 SENDER = """\
@@ -43,9 +43,20 @@ class Reading(unittest.TestCase):
         self.assertIsNone(profiled_program("no header\n"))
 
     def test_the_sender_is_the_side_that_progresses_more_than_it_receives(self):
-        named = sides("rate", [inclusive_counts(RECEIVER), inclusive_counts(SENDER)])
+        named = sides("rate", [(3646, inclusive_counts(RECEIVER)), (3644, inclusive_counts(SENDER))])
         self.assertEqual([n for n, _ in named], ["receiver", "sender"])
-        self.assertEqual([n for n, _ in sides("lat", [{}, {}])], ["a", "b"])
+        self.assertEqual([n for n, _ in sides("lat", [(1, {}), (2, {})])], ["a", "b"])
+
+    def test_the_critical_path_is_the_total_collected_on_the_answering_side(self):
+        self.assertEqual(profiled_pid(SENDER), 3644)
+        self.assertEqual(profiled_pid(RECEIVER), 3646)
+        self.assertIsNone(profiled_pid("no header\n"))
+        self.assertEqual(inclusive_counts(SENDER)["path"], 191_433_114)  # PROGRAM TOTALS
+        self.assertNotIn("path", inclusive_counts(RECEIVER))  # this trimmed one has no totals line
+        # bench_verbs forks the answering side: the later PID, whatever order the files came in.
+        named = sides("critical", [(3646, {"path": 2}), (3644, {"path": 1})])
+        self.assertEqual(named, [("answering", {"path": 2})])
+        self.assertEqual(sides("critical", []), [])
 
     def test_messages_follow_bench_verbs_warm_up(self):
         self.assertEqual(messages("rate", 200000), 220000)
