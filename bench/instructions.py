@@ -32,7 +32,8 @@ published (src/link/critical_path.hpp), the time a message waits for, which a ti
 these vCPUs cannot split from the cache lines' travel. It builds bench_verbs with the marks
 (the `critpath` preset, build/critpath) and reports the answering side (the forked child:
 its every path ends with its reply; the timing side's last one runs on into the run's end):
-function "path" is the whole path a message, the others their share of it.
+function "path" is the whole path a message, the others their share of it, and messages
+the paths counted (a message that a post's step or the engine takes first starts none).
 
   python3 bench/instructions.py [--mode rate|lat|critical] [--iters N] [--bench PATH]
 
@@ -107,6 +108,17 @@ def profiled_program(annotate_text):
     return None
 
 
+MARKER = re.compile(r"softib_critical_path_begun \(([\d,]+)x\)")
+
+
+def path_count(tree_text):
+    """--mode critical: the paths counted, from `callgrind_annotate --tree=calling` output (the
+    calls of src/link/critical_path.hpp's marker, made once at each path's start; its one call
+    site makes the largest figure the count), or None."""
+    counts = [int(m.group(1).replace(",", "")) for m in MARKER.finditer(tree_text)]
+    return max(counts) if counts else None
+
+
 def profiled_pid(annotate_text):
     """The PID of the process a callgrind_annotate output profiled, or None."""
     for line in annotate_text.splitlines():
@@ -179,9 +191,18 @@ def main():
                                   check=True).stdout
             if profiled_program(text) != "bench_verbs":
                 continue  # softibd
-            per_process.append((profiled_pid(text) or 0, inclusive_counts(text)))
-    n = messages(bench_mode, args.iters)
+            counts = inclusive_counts(text)
+            if args.mode == "critical":
+                tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", f],
+                                      capture_output=True, text=True, check=True).stdout
+                counts["paths"] = path_count(tree) or 0
+            per_process.append((profiled_pid(text) or 0, counts))
     for side, counts in sides(args.mode, per_process):
+        # Critical: a message that a step no poll waits on took starts no path (a post's step,
+        # the engine's): the paths counted divide, not the messages run.
+        n = counts.pop("paths", 0) if args.mode == "critical" else messages(bench_mode, args.iters)
+        if n == 0:
+            sys.exit(f"instructions.py: no critical path counted (is {args.bench} a critpath build?)")
         for function, value in counts.items():
             if function == "path" and args.mode != "critical":
                 continue  # the whole process, setup included: not a figure a message

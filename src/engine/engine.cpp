@@ -291,7 +291,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
 
 void Engine::post_inline(rc::Qp& posted) {
   // The step first (a reply goes out now), the lease after it.
-  const bool ran = try_progress(StepKind::kPost, nullptr, 0, &posted);
+  const bool ran = try_progress(StepKind::kPost, nullptr, &posted);
   touch_after_step(ran);
   if (!ran) {
     // The device's holder, or this engine's next step, sends it.
@@ -309,13 +309,15 @@ void Engine::touch_sometimes() {
   if (n % kTouchEvery == 0) touch();
 }
 
-bool Engine::try_progress(StepKind kind, const verbs::Cq* cq, size_t want, rc::Qp* posted) {
+bool Engine::try_progress(StepKind kind, PollFor* poll, rc::Qp* posted) {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
   if (posted != nullptr) device_.activate(*posted);
   bump(counters_.inline_steps);
   defer_signals_ = true;
-  step(kind, cq, want);
+  if (poll != nullptr && poll->direct != nullptr) poll->cq->offer_direct(poll->direct);
+  step(kind, poll != nullptr ? poll->cq : nullptr, poll != nullptr ? poll->want : 0);
+  if (poll != nullptr && poll->direct != nullptr) poll->taken = poll->cq->withdraw_direct();
   defer_signals_ = false;
   if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) {
     const auto d = device_.next_deadline();
@@ -397,20 +399,21 @@ void Engine::device_busy() {
   std::this_thread::yield();
 }
 
-bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
-  if (streaming_.load(std::memory_order_relaxed) && stream_quiet()) return false;
+size_t Engine::poll_inline(verbs::Cq* cq, size_t want, verbs::WorkCompletion* direct) {
+  if (streaming_.load(std::memory_order_relaxed) && stream_quiet()) return 0;
+  PollFor poll{cq, want, direct, 0};
   if (work_waiting()) {
     // A frame waits: the step first, the lease (and its time-stamp reading) after it.
-    const bool ran = try_progress(StepKind::kPoll, cq, want);
+    const bool ran = try_progress(StepKind::kPoll, &poll);
     if (!ran) device_busy();
     touch_after_step(ran);
-    return ran;
+    return poll.taken;
   }
   // Nothing arrived and a step ran moments ago: a polling loop skips the lock and the step.
   // Timers (retransmission, RNR) and held-back output are still looked at every
   // kIdleStepTicks, far finer than any IBA timer.
-  if (idle_ticks_since_step() < kIdleStepTicks) return false;
-  const bool ran = try_progress(StepKind::kPoll, cq, want);
+  if (idle_ticks_since_step() < kIdleStepTicks) return 0;
+  const bool ran = try_progress(StepKind::kPoll, &poll);
   if (!ran) device_busy();
   if (rang_away_.load(std::memory_order_relaxed)) {
     // The step rang a peer whose application is away: its engine must run to read what
@@ -419,7 +422,7 @@ bool Engine::poll_inline(const verbs::Cq* cq, size_t want) {
     rang_away_.store(false, std::memory_order_relaxed);
     std::this_thread::yield();
   }
-  return ran;
+  return poll.taken;
 }
 
 void Engine::publish_away(bool away) {

@@ -95,14 +95,24 @@ class Engine {
   //   kPost    a post: progress first (the new work, then the ACKs held from the last step),
   //            then the waiting frames, then progress again (their ACKs go at once)
   enum class StepKind : uint8_t { kEngine, kPoll, kPost };
+  // What a kPoll step works for: frames until `cq` holds `want` completions; with `direct`
+  // (a slot of the poller's array), the step's first completion to `cq` goes straight there
+  // when the CQ holds nothing older (verbs::Cq::offer_direct, made and withdrawn under the
+  // device lock), and `taken` says whether it did (0 or 1).
+  struct PollFor {
+    verbs::Cq* cq = nullptr;
+    size_t want = 0;
+    verbs::WorkCompletion* direct = nullptr;
+    size_t taken = 0;
+  };
   // One device step now, if nobody else is running one. Returns whether it ran.
   // `posted`: a QP this thread just posted to, made active under the lock before the step
   // (rc::Device::activate: another thread's step may have dropped it before the new WQE).
-  bool try_progress(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0,
-                    rc::Qp* posted = nullptr);
+  bool try_progress(StepKind kind = StepKind::kEngine, PollFor* poll = nullptr, rc::Qp* posted = nullptr);
   // An application thread polls `cq` for up to `want` completions and found it empty: it
   // takes the inbox lease so the engine stays asleep, then runs a kPoll step if it can.
-  bool poll_inline(const verbs::Cq* cq = nullptr, size_t want = 0);
+  // Returns how many completions the step wrote to `direct` (PollFor): 0 or 1.
+  size_t poll_inline(verbs::Cq* cq = nullptr, size_t want = 0, verbs::WorkCompletion* direct = nullptr);
   // An application thread posted work to `posted`: the same lease (the thread is busy in the
   // library), and a kPost step now if the device is free (the lowest latency). If it is not,
   // the QP is queued for the holder's walk or the next step (rc::Device::queue_posted) and the

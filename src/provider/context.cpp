@@ -416,8 +416,10 @@ size_t Context::poll_cq(verbs::Cq* cq, std::span<verbs::WorkCompletion> out) {
   // that has also raised the armed event, so the program's next event would find the CQ empty
   // (ibv_rc_pingpong -e -t reads at least one completion per event and fails without).
   if (cq->armed()) return n;
-  engine_->poll_inline(cq, out.size());
-  n = cq->poll(out);
+  // The step may hand its first completion straight to out[0] (verbs::Cq::offer_direct); any
+  // more went to the ring behind it.
+  const size_t direct = engine_->poll_inline(cq, out.size(), out.data());
+  n = direct + cq->poll(out.subspan(direct));
   engine_->mark_away(n != 0);
   return n;
 }

@@ -5,7 +5,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from instructions import inclusive_counts, messages, profiled_pid, profiled_program, sides  # noqa: E402
+from instructions import inclusive_counts, messages, path_count, profiled_pid, profiled_program, sides  # noqa: E402
 
 # The shape of `callgrind_annotate --inclusive=yes` output (trimmed from a real run).
 SENDER = """\
@@ -57,6 +57,15 @@ class Reading(unittest.TestCase):
         named = sides("critical", [(3646, {"path": 2}), (3644, {"path": 1})])
         self.assertEqual(named, [("answering", {"path": 2})])
         self.assertEqual(sides("critical", []), [])
+
+    def test_the_paths_are_the_calls_of_the_marker(self):
+        tree = """\
+    21,793 ( 0.08%)  >   build/critpath/include/link/link/critical_path.hpp:softib_critical_path_begun (21,793x) [/w/bench_verbs]
+    21,793 ( 0.08%)  => build/critpath/include/link/link/critical_path.hpp:softib_critical_path_begun (21,793x)
+       100 ( 0.01%)  => /w/src/rc/device.cpp:softib::rc::Device::progress(softib::rc::Device::AckPolicy) (100x)
+"""
+        self.assertEqual(path_count(tree), 21_793)
+        self.assertIsNone(path_count(SENDER))  # a build without the marks
 
     def test_messages_follow_bench_verbs_warm_up(self):
         self.assertEqual(messages("rate", 200000), 220000)
