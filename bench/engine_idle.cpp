@@ -11,6 +11,7 @@
 #include "bench_util.hpp"
 #include "engine/engine.hpp"
 #include "link/loopback.hpp"
+#include "support/rc_connect.hpp"
 #include "verbs/caps.hpp"
 
 using namespace softib;
@@ -26,7 +27,7 @@ double cpu_seconds() {
 }
 
 struct Host {
-  Host(link::LoopbackHub& hub, uint16_t lid) : device(default_caps(), port(lid), hub.new_sink(), SteadyClock::instance()) {
+  Host(link::LoopbackHub& hub, uint16_t lid) : device(default_caps(), test::port_with_lid(Lid(lid)), hub.new_sink(), SteadyClock::instance()) {
     engine = engine::Engine::create(device).value();
     hub.attach(Lid(lid), 0, [this](const rc::FrameAddr& f, wire::ByteSpan b) { engine->deliver(f, b); });
     pd = device.alloc_pd();
@@ -35,11 +36,6 @@ struct Host {
     QpInitAttr init;
     init.cap = {16, 16, 1, 1, 0};
     qp = *device.create_qp(pd, cq, cq, nullptr, init, nullptr);
-  }
-  static rc::PortAttr port(uint16_t lid) {
-    rc::PortAttr p;
-    p.lid = Lid(lid);
-    return p;
   }
   void connect(const Host& peer, uint16_t dlid) {
     QpAttr a;

@@ -16,6 +16,7 @@
 
 #include "bench_util.hpp"
 #include "rc/device.hpp"
+#include "support/rc_connect.hpp"
 #include "verbs/caps.hpp"
 
 using namespace softib;
@@ -58,7 +59,7 @@ struct Wire final : rc::FrameSink {
 
 struct Side {
   Side(Wire& out, const Clock& clock, uint16_t lid, size_t bytes)
-      : dev(default_caps(), port(lid), out, clock), buf(bytes) {
+      : dev(default_caps(), test::port_with_lid(Lid(lid)), out, clock), buf(bytes) {
     pd = dev.alloc_pd();
     cq = *dev.create_cq(32767, nullptr);
     mr = *dev.mrs().reg(pd, buf.data(), buf.size(), reinterpret_cast<uint64_t>(buf.data()),
@@ -66,11 +67,6 @@ struct Side {
     QpInitAttr init;
     init.cap = {16384, 16384, 1, 1, 64};
     qp = *dev.create_qp(pd, cq, cq, nullptr, init, nullptr);
-  }
-  static rc::PortAttr port(uint16_t lid) {
-    rc::PortAttr p;
-    p.lid = Lid(lid);
-    return p;
   }
   rc::Device dev;
   std::vector<uint8_t> buf;

@@ -62,7 +62,7 @@ struct Receiver {
         ep(add_endpoint()),
         link(dir, ep.id, port, *ShmInbox::create(ep.id, static_cast<uint32_t>(::getpid()), 2, kCapacity),
              [](uint32_t) -> Result<ShmLink::PeerFds> { return Status(Code::kNotFound, "no peers here"); }),
-        device(default_caps(), port_attr(), link, clock),
+        device(default_caps(), test::port_with_lid(Lid(1)), link, clock),
         buffer(kRecvLen * kRecvs) {
     device.set_qpn_range(kFirstQpn, kQpnBlock - 1);
     Pd* pd = device.alloc_pd();
@@ -89,11 +89,6 @@ struct Receiver {
   ShmDirectory::NewEndpoint add_endpoint() {
     dir.write_port(port, active_port(1));
     return *dir.add_endpoint(hca, static_cast<uint32_t>(::getpid()));
-  }
-  static rc::PortAttr port_attr() {
-    rc::PortAttr p;
-    p.lid = Lid(1);
-    return p;
   }
 
   ManualClock clock;

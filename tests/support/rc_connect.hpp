@@ -12,6 +12,13 @@
 
 namespace softib::test {
 
+// A port with `lid` and nothing else set: what a Device driven directly needs.
+inline rc::PortAttr port_with_lid(Lid lid) {
+  rc::PortAttr p;
+  p.lid = lid;
+  return p;
+}
+
 struct RcPath {
   Qpn dest_qp{};
   Lid dlid{};

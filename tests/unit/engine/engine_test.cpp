@@ -22,7 +22,7 @@ using namespace softib::verbs;
 
 struct Host {
   Host(link::LoopbackHub& hub, uint16_t lid)
-      : device(default_caps(), port(lid), hub.new_sink(), SteadyClock::instance()), buffer(1 << 20) {
+      : device(default_caps(), test::port_with_lid(Lid(lid)), hub.new_sink(), SteadyClock::instance()), buffer(1 << 20) {
     engine = Engine::create(device).value();
     hub.attach(Lid(lid), 0, [this](const rc::FrameAddr& f, wire::ByteSpan b) { engine->deliver(f, b); });
     std::lock_guard lock(device.lock());
@@ -33,11 +33,6 @@ struct Host {
     QpInitAttr init;
     init.cap = {256, 256, 1, 1, 64};
     qp = *device.create_qp(pd, cq, cq, nullptr, init, nullptr);
-  }
-  static rc::PortAttr port(uint16_t lid) {
-    rc::PortAttr p;
-    p.lid = Lid(lid);
-    return p;
   }
   void connect(const Host& peer, uint16_t dlid) {
     std::lock_guard lock(device.lock());

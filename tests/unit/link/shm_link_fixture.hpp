@@ -38,7 +38,7 @@ struct Side {
         ep(set_up(dir, lid)),
         bell(*Doorbell::create()),
         link(dir, ep.id, port, *ShmInbox::create(ep.id, static_cast<uint32_t>(::getpid()), 4, capacity), resolver),
-        device(default_caps(), port_attr(lid), link, clock),
+        device(default_caps(), test::port_with_lid(Lid(lid)), link, clock),
         buffer(1 << 20) {
     device.set_qpn_range(ep.block * kQpnBlock + (ep.block == 0 ? kFirstQpn : 0), ep.block * kQpnBlock + kQpnBlock - 1);
     pd = device.alloc_pd();
@@ -52,11 +52,6 @@ struct Side {
   ShmDirectory::NewEndpoint set_up(ShmDirectory& dir, uint16_t lid) {
     dir.write_port(port, port_state(lid));
     return *dir.add_endpoint(hca, static_cast<uint32_t>(::getpid()));
-  }
-  static rc::PortAttr port_attr(uint16_t lid) {
-    rc::PortAttr p;
-    p.lid = Lid(lid);
-    return p;
   }
   uint64_t addr(size_t off) const { return reinterpret_cast<uint64_t>(buffer.data()) + off; }
 
@@ -74,7 +69,9 @@ struct Side {
 
 class ShmLinkTest : public ::testing::Test {
  protected:
-  void build(uint32_t capacity = 64 * 1024, size_t burst = 0) {
+  // Sides a (LID 1) and b (LID 2), each finding the other's inbox through the directory; not
+  // yet connected.
+  void make_sides(uint32_t capacity = 64 * 1024) {
     auto resolver = [this](uint32_t id) -> Result<ShmLink::PeerFds> {
       for (Side* s : {a.get(), b.get()}) {
         if (s != nullptr && s->ep.id == id)
@@ -84,6 +81,10 @@ class ShmLinkTest : public ::testing::Test {
     };
     a = std::make_unique<Side>(dir, resolver, 0, 1, clock, capacity);
     b = std::make_unique<Side>(dir, resolver, 1, 2, clock, capacity);
+  }
+  // Both sides, connected to each other.
+  void build(uint32_t capacity = 64 * 1024, size_t burst = 0) {
+    make_sides(capacity);
     a->link.set_max_burst_bytes(burst);
     b->link.set_max_burst_bytes(burst);
     connect(*a, *b, 2);

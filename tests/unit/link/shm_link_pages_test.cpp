@@ -15,10 +15,20 @@
 namespace softib::link {
 namespace {
 
+size_t page_size() { return static_cast<size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// The channel of `inbox` a sender has claimed (the tests' one), if any.
+std::optional<ChannelMemory> claimed_channel(const ShmInbox& inbox) {
+  for (uint32_t i = 0; i < inbox.channels(); ++i) {
+    if (inbox.channel(i).control().owner.load() != 0) return inbox.channel(i);
+  }
+  return std::nullopt;
+}
+
 // Pages of [p, p + bytes) that exist in the file behind the mapping (mincore), and those this
 // process's page tables map (/proc/self/pagemap's "present" bit, readable unprivileged).
 std::pair<size_t, size_t> resident_and_mapped(const uint8_t* p, size_t bytes) {
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = page_size();
   const uintptr_t start = reinterpret_cast<uintptr_t>(p) / page * page;
   const size_t pages = (reinterpret_cast<uintptr_t>(p) + bytes - start + page - 1) / page;
   std::vector<unsigned char> in_core(pages);
@@ -45,12 +55,9 @@ TEST_F(ShmLinkTest, ARingsPagesAreMappedWhenItsChannelIsFirstUsed) {
   post_recv(*b, 1, 0, 64);
   post(*a, WrOpcode::kSend, 0, 16, 0);
   a->device.progress();  // a claims a channel of b's inbox and writes one record
-  std::optional<ChannelMemory> mem;
-  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) {
-    if (b->link.inbox().channel(i).control().owner.load() != 0) mem = b->link.inbox().channel(i);
-  }
+  const std::optional<ChannelMemory> mem = claimed_channel(b->link.inbox());
   ASSERT_TRUE(mem.has_value());
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = page_size();
   const size_t pages = mem->capacity() / page;
   ASSERT_GE(pages, 8u) << "a ring of several pages";
   const auto before = resident_and_mapped(mem->data(), mem->capacity());
@@ -68,12 +75,9 @@ TEST_F(ShmLinkTest, ARingsPagesAreMappedWhenItsChannelIsFirstUsed) {
 // registration (an RCU grace period, ~7 ms in D state).
 TEST_F(ShmLinkTest, AConnectedQpsPeerIsAttachedWhenTheQpIsConnectedNotAtItsFirstFrame) {
   build();
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = page_size();
   for (Side* receiver : {b.get(), a.get()}) {
-    std::optional<ChannelMemory> mem;
-    for (uint32_t i = 0; i < receiver->link.inbox().channels(); ++i) {
-      if (receiver->link.inbox().channel(i).control().owner.load() != 0) mem = receiver->link.inbox().channel(i);
-    }
+    const std::optional<ChannelMemory> mem = claimed_channel(receiver->link.inbox());
     ASSERT_TRUE(mem.has_value()) << "the peer claimed a channel of endpoint " << receiver->ep.id << " at connection";
     EXPECT_GE(resident_and_mapped(mem->data(), mem->capacity()).first, mem->capacity() / page)
         << "and allocated its ring's pages";
@@ -96,7 +100,7 @@ TEST_F(ShmLinkTest, TheOwnerMapsTheRingItsNextSenderClaimsAheadOfIt) {
   auto resolver = [](uint32_t) -> Result<ShmLink::PeerFds> { return Status(Code::kNotFound, "none"); };
   Side c(dir, resolver, 2, 3, clock, 64 * 1024);
   const ShmInbox& inbox = c.link.inbox();
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = page_size();
   // The pages a ring spans (its start shares a page with its channel's control lines, which
   // the inbox's creation wrote).
   const auto data = reinterpret_cast<uintptr_t>(inbox.channel(0).data());
@@ -129,15 +133,7 @@ TEST_F(ShmLinkTest, TheOwnerMapsTheRingItsNextSenderClaimsAheadOfIt) {
 
 // Frames reach a channel whose ring the owner warmed (its first read skips the mapping).
 TEST_F(ShmLinkTest, FramesArriveThroughAWarmedChannel) {
-  auto resolver = [this](uint32_t id) -> Result<ShmLink::PeerFds> {
-    for (Side* s : {a.get(), b.get()}) {
-      if (s != nullptr && s->ep.id == id)
-        return ShmLink::PeerFds{dup_fd(s->link.inbox().region().fd()), dup_fd(s->bell.fd())};
-    }
-    return Status(Code::kNotFound, "no such endpoint");
-  };
-  a = std::make_unique<Side>(dir, resolver, 0, 1, clock, 64 * 1024);
-  b = std::make_unique<Side>(dir, resolver, 1, 2, clock, 64 * 1024);
+  make_sides();
   EXPECT_TRUE(a->link.warm_spare_channel());
   EXPECT_TRUE(b->link.warm_spare_channel());
   connect(*a, *b, 2);
