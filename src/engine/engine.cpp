@@ -207,7 +207,7 @@ void Engine::expect_traffic() {
   if (shm_ != nullptr && !expect_traffic_.exchange(true)) kick();
 }
 
-bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
+bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
   const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
   // kPost: the new work goes out first; the second progress below is then needed only for
@@ -216,7 +216,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want) {
   // Timers wait for a step with nothing to hand back (rc::Device::Timers): not a post's
   // first progress, whose request its peer waits for, nor a poll's that has its answer.
   using Timers = rc::Device::Timers;
-  bool did = sent_first && device_.progress(acks, Timers::kLater);
+  bool did = sent_first && (sent || device_.progress(acks, Timers::kLater));
   bool received = false;
   if (has_inbox_.load(std::memory_order_relaxed)) {
     {
@@ -309,14 +309,38 @@ void Engine::touch_sometimes() {
   if (n % kTouchEvery == 0) touch();
 }
 
+std::optional<Status> Engine::post(rc::Qp& qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
+  std::unique_lock lock(device_.lock(), std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  std::optional<Status> s;
+  if (wrs.size() == 1) s = device_.post_send_now(qp, wrs[0]);
+  const bool sent = s.has_value();
+  if (sent) {
+    *bad = 1;
+  } else {
+    // As post_inline: the QP made active under the lock, then its step (if anything was posted).
+    s = device_.post_send(&qp, wrs, bad, rc::Device::PostNotice::kCallerActivates);
+    if (*bad == 0 && !s->ok()) return s;
+    device_.activate(qp);
+  }
+  locked_step(lock, StepKind::kPost, nullptr, sent);
+  touch_after_step(true);
+  return s;
+}
+
 bool Engine::try_progress(StepKind kind, PollFor* poll, rc::Qp* posted) {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
   if (posted != nullptr) device_.activate(*posted);
+  locked_step(lock, kind, poll, false);
+  return true;
+}
+
+void Engine::locked_step(std::unique_lock<SpinLock>& lock, StepKind kind, PollFor* poll, bool sent) {
   bump(counters_.inline_steps);
   defer_signals_ = true;
   if (poll != nullptr && poll->direct != nullptr) poll->cq->offer_direct(poll->direct);
-  step(kind, poll != nullptr ? poll->cq : nullptr, poll != nullptr ? poll->want : 0);
+  step(kind, poll != nullptr ? poll->cq : nullptr, poll != nullptr ? poll->want : 0, sent);
   if (poll != nullptr && poll->direct != nullptr) poll->taken = poll->cq->withdraw_direct();
   defer_signals_ = false;
   if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) {
@@ -325,7 +349,6 @@ bool Engine::try_progress(StepKind kind, PollFor* poll, rc::Qp* posted) {
   }
   lock.unlock();
   signal_owed();
-  return true;
 }
 
 void Engine::touch_after_step(bool ran) {

@@ -118,6 +118,13 @@ class Engine {
   // the QP is queued for the holder's walk or the next step (rc::Device::queue_posted) and the
   // engine kicked (counted in busy_posts).
   void post_inline(rc::Qp& posted);
+  // An application thread posts `wrs` to `qp` (ibv_post_send) under the device lock, if it
+  // can take it, and runs the post's kPost step under the same lock, with post_inline's lease.
+  // One WR that the device can send at once (rc::Device::post_send_now) goes out as a frame
+  // first and its WQE is written after; any other post is rc::Device::post_send's. Returns the
+  // post's status (*bad as rc::Device::post_send sets it); nullopt when the lock is taken:
+  // the caller posts and calls post_inline.
+  std::optional<Status> post(rc::Qp& qp, std::span<const verbs::SendWr> wrs, size_t* bad);
   // An application thread is active in the library (a poll that found completions): keeps
   // the lease. Cheap: the lease's shared line is written at most every few microseconds.
   // Returns the time-stamp ticks it read.
@@ -198,7 +205,12 @@ class Engine {
   Engine(rc::Device& device, EngineOptions options, link::Doorbell doorbell, link::ShmLink* shm);
   void run();
   // REQUIRES: device lock held. `cq`/`want` (kPoll): stop taking frames once cq holds want.
-  bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0);
+  // `sent` (kPost): the post's request went out before the step (post()), so the step's
+  // first progress is not needed.
+  bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0, bool sent = false);
+  // try_progress() and post() once they hold the lock: the step (and PollFor's offer
+  // around it), then the unlock and the signals owed.
+  void locked_step(std::unique_lock<SpinLock>& lock, StepKind kind, PollFor* poll, bool sent);
   // After a step's unlock: the channel signals it owes (signals_deferred).
   void signal_owed() {
     if (signals_owed_.load(std::memory_order_relaxed) && signals_owed_.exchange(false) && signal_hook_) signal_hook_();

@@ -507,6 +507,9 @@ Status Context::destroy_qp(rc::Qp* qp) {
 }
 
 Status Context::post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
+  // Posted and stepped under one hold of the device lock (a single WR perhaps sent before its
+  // WQE is written: rc::Device::post_send_now), or, when another thread holds it, as below.
+  if (std::optional<Status> s = engine_->post(*qp, wrs, bad)) return *std::move(s);
   Status s = device_->post_send(qp, wrs, bad, rc::Device::PostNotice::kCallerActivates);
   if (*bad != 0 || s.ok()) engine_->post_inline(*qp);  // activates the QP (or queues it), steps
   return s;

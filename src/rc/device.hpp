@@ -140,6 +140,25 @@ class Device {
   enum class PostNotice : uint8_t { kQueue, kCallerActivates };
   Status post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad,
                    PostNotice notice = PostNotice::kQueue);
+  // One WR posted by a thread that holds the device lock, for the step of its post
+  // (Engine::post_now: ACKs held one step, timers later). When all that post and that step
+  // would do is send this WR as one packet through the requester's fast path
+  // (send_one_packet: a SEND or RDMA WRITE, with or without immediate, inline or of one SGE
+  // whose L_Key resolves, within the path MTU) on an RC QP in RTS with nothing else to do (no
+  // request waiting, none started, no flush, no responder output, no ACK that must go ahead of
+  // the request), and `qp` is the only active QP, and no modify, frame or other thread's post
+  // has given a QP work since the last progress(), and the timers need no look yet
+  // (kMaxTimerDeferrals): the frame goes to the link first, and the WQE is written after it,
+  // as post_send would have written it, while the request is on its way to the peer. Then
+  // `qp` is made active, its ACK held or sent and the QP kept or parked as progress() would.
+  // Returns the post's status (always ok); nullopt, having changed nothing, when any of that
+  // does not hold: the caller posts with post_send and steps as ever. A link that refuses the
+  // frame leaves the WQE as send_one_packet leaves one (started, nothing sent).
+  //
+  // The WQE's copy and post_send's checks are then off the path from a ping-pong's request to
+  // its answer, and so are progress()'s walk and the requester's loop (bench/instructions.py
+  // --mode critical). tests/protocol/rc_fast_path_test.cpp holds it to post_send + progress().
+  std::optional<Status> post_send_now(Qp& qp, const verbs::SendWr& wr);
   Status post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad);
   Status post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad);
 
@@ -288,6 +307,25 @@ class Device {
   // `path`: address_of(the QP's AV), for RC and UC (UD takes each WQE's AH).
   SendResult send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path);
   std::optional<SendResult> send_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path);
+  // send_one_packet's pieces, which post_send_now shares: always inlined, as send_one_packet
+  // was whole (run_requester's loop sends a batch through them: out of line, or through a
+  // struct of the request's fields, a batch's sender took ~25-45 instructions a message more,
+  // bench/instructions.py --mode rate).
+  //
+  // The opcode of a WR the fast path sends as one packet; nullopt for every other.
+  [[gnu::always_inline]] static inline std::optional<packet::Opcode> one_packet_opcode(verbs::WrOpcode op);
+  // The payload's source for a WQE or WR of `num_sge` SGEs (`sge`) that is not inline:
+  // nullptr when it is more than one SGE or its L_Key does not resolve; `any` when it is empty.
+  [[gnu::always_inline]] inline const uint8_t* one_packet_source(Qp& qp, uint32_t num_sge, const verbs::Sge* sge,
+                                                                 uint64_t length, const uint8_t* any);
+  // Reserves, writes and commits the frame of `r` (a verbs::SendWqe, or post_send_now's view
+  // of the WR: send_flags, imm_data, remote_addr, rkey, length, is_inline), its payload at
+  // `src`; false when the link refused it (nothing written).
+  template <class Request>
+  [[gnu::always_inline]] inline bool write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const uint8_t* src,
+                                                      const FrameAddr& path);
+  [[gnu::always_inline]] inline void sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+  [[gnu::always_inline]] inline void refused_one_packet(Qp& qp, verbs::SendWqe& w);
   template <class Piece>
   bool for_each_piece(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, Piece piece);
   size_t gather_refs(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, RefSegment* out, size_t max);

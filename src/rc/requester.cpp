@@ -168,63 +168,77 @@ bool Device::run_requester(Qp& qp) {
 // tests/protocol/rc_fast_path_test.cpp holds the two paths to the same results.
 std::optional<Device::SendResult> Device::send_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos,
                                                           const FrameAddr& path) {
-  using packet::Opcode;
-  RequesterState& req = qp.req_;
-  Opcode op;
-  switch (w.opcode) {
-    case WrOpcode::kSend: op = Opcode::kRcSendOnly; break;
-    case WrOpcode::kSendWithImm: op = Opcode::kRcSendOnlyWithImmediate; break;
-    case WrOpcode::kRdmaWrite: op = Opcode::kRcRdmaWriteOnly; break;
-    case WrOpcode::kRdmaWriteWithImm: op = Opcode::kRcRdmaWriteOnlyWithImmediate; break;
-    default: return std::nullopt;
-  }
-  if (w.length > verbs::mtu_bytes(qp.attr_.path_mtu)) return std::nullopt;
+  const std::optional<packet::Opcode> op = one_packet_opcode(w.opcode);
+  if (!op || w.length > verbs::mtu_bytes(qp.attr_.path_mtu)) return std::nullopt;
   // The payload's source, resolved before the frame is reserved: nothing fails after it.
   const uint8_t* src = w.inline_data.data();
-  if (!w.is_inline && w.length != 0) {
-    if (w.num_sge != 1) return std::nullopt;
-    const verbs::Sge& s = w.sge[0];
-    uint8_t* at = nullptr;
-    if (mrs_.resolve_local(s.lkey, qp.pd_, s.addr, w.length, 0, &at) != verbs::MemFault::kNone) return std::nullopt;
-    src = at;
+  if (!w.is_inline) {
+    src = one_packet_source(qp, w.num_sge, w.sge.data(), w.length, src);
+    if (src == nullptr) return std::nullopt;
   }
-  const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(op));
-  const size_t len = packet::transport_length(info, w.length);
-  const wire::MutByteSpan out = sink_.reserve(path, qp.attr_.dest_qp_num, len);
-  if (out.size() < len) {
-    // The link is full: the WQE is left as send_wqe_packets leaves one it could not send
-    // (started, nothing sent), and send_wqe_packets sends it on a later step.
-    req.send_started = true;
-    req.send_offset = 0;
-    w.first_psn = w.last_psn = req.next_psn;
-    w.state = verbs::WqeState::kSending;
-    refused_ = true;
+  if (!write_one_packet(qp, *op, w, src, path)) {
+    refused_one_packet(qp, w);
     return SendResult::kBlocked;
   }
+  sent_one_packet(qp, w, pos);
+  return SendResult::kSent;
+}
+
+std::optional<packet::Opcode> Device::one_packet_opcode(WrOpcode op) {
+  using packet::Opcode;
+  switch (op) {
+    case WrOpcode::kSend: return Opcode::kRcSendOnly;
+    case WrOpcode::kSendWithImm: return Opcode::kRcSendOnlyWithImmediate;
+    case WrOpcode::kRdmaWrite: return Opcode::kRcRdmaWriteOnly;
+    case WrOpcode::kRdmaWriteWithImm: return Opcode::kRcRdmaWriteOnlyWithImmediate;
+    default: return std::nullopt;
+  }
+}
+
+const uint8_t* Device::one_packet_source(Qp& qp, uint32_t num_sge, const verbs::Sge* sge, uint64_t length,
+                                         const uint8_t* any) {
+  if (length == 0) return any;
+  if (num_sge != 1) return nullptr;
+  uint8_t* at = nullptr;
+  if (mrs_.resolve_local(sge->lkey, qp.pd_, sge->addr, length, 0, &at) != verbs::MemFault::kNone) return nullptr;
+  return at;
+}
+
+template <class Request>
+bool Device::write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const uint8_t* src, const FrameAddr& path) {
+  const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(op));
+  const size_t len = packet::transport_length(info, r.length);
+  const wire::MutByteSpan out = sink_.reserve(path, qp.attr_.dest_qp_num, len);
+  if (out.size() < len) return false;
   uint8_t* f = out.data();
-  const size_t pad = (4 - w.length % 4) % 4;
+  const size_t pad = (4 - r.length % 4) % 4;
   wire::Bth bth;
   bth.opcode = static_cast<uint8_t>(op);
-  bth.solicited = (w.send_flags & verbs::send_flag::kSolicited) != 0;
+  bth.solicited = (r.send_flags & verbs::send_flag::kSolicited) != 0;
   bth.pkey = qp_pkey(qp);
   bth.dest_qp = qp.attr_.dest_qp_num;
   bth.ack_req = true;  // the last packet of a message
-  bth.psn = req.next_psn;
+  bth.psn = qp.req_.next_psn;
   bth.encode(out, static_cast<uint8_t>(pad));
   if (info.headers.has(packet::ExtHeader::kReth))
-    wire::Reth{w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)}.encode(
+    wire::Reth{r.remote_addr, r.rkey, static_cast<uint32_t>(r.length)}.encode(
         out.subspan(info.offset(packet::ExtHeader::kReth)));
-  if (info.immediate()) std::memcpy(f + info.offset(packet::ExtHeader::kImmDt), &w.imm_data, 4);  // as posted: network order
+  if (info.immediate()) std::memcpy(f + info.offset(packet::ExtHeader::kImmDt), &r.imm_data, 4);  // as posted: network order
   uint8_t* payload = f + info.header_length();
-  if (w.is_inline) {
-    copy_small(payload, src, w.length);
-  } else if (w.length != 0) {
-    sink_.copy_payload(payload, src, w.length);  // `payload` is a frame the peer's core reads next
+  if (r.is_inline) {
+    copy_small(payload, src, r.length);
+  } else if (r.length != 0) {
+    sink_.copy_payload(payload, src, r.length);  // `payload` is a frame the peer's core reads next
   }
-  for (size_t i = 0; i < pad; ++i) payload[w.length + i] = 0;  // 0-3 bytes: no library call
+  for (size_t i = 0; i < pad; ++i) payload[r.length + i] = 0;  // 0-3 bytes: no library call
   ++counters_.tx_packets;
   ++counters_.fast_sent;
   sink_.commit(len);
+  return true;
+}
+
+void Device::sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos) {
+  RequesterState& req = qp.req_;
   req.packets_since_ackreq = 0;
   w.first_psn = w.last_psn = req.next_psn;
   if (!before(req.next_psn, req.sent_high)) {
@@ -235,7 +249,96 @@ std::optional<Device::SendResult> Device::send_one_packet(Qp& qp, verbs::SendWqe
   req.next_psn += 1;
   w.state = verbs::WqeState::kSent;
   req.send_pos = pos + 1;
-  return SendResult::kSent;
+}
+
+void Device::refused_one_packet(Qp& qp, verbs::SendWqe& w) {
+  // The link is full: the WQE is left as send_wqe_packets leaves one it could not send
+  // (started, nothing sent), and send_wqe_packets sends it on a later step.
+  RequesterState& req = qp.req_;
+  req.send_started = true;
+  req.send_offset = 0;
+  w.first_psn = w.last_psn = req.next_psn;
+  w.state = verbs::WqeState::kSending;
+  refused_ = true;
+}
+
+std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
+  // What only progress() does: the walk (another active QP; a QP that a modify, a frame or
+  // another thread's post gave work), and every kMaxTimerDeferrals-th call's look at the timers.
+  if (owed_ || has_posted_.load(std::memory_order_relaxed) || timer_deferrals_ + 1 >= kMaxTimerDeferrals ||
+      !(active_.empty() || (active_.size() == 1 && active_[0] == &qp)))
+    return std::nullopt;
+  const std::optional<packet::Opcode> op = one_packet_opcode(wr.opcode);
+  if (!fast_paths_ || !op || qp.type() != QpType::kRc || wr.sg_list.size() > 1) return std::nullopt;
+  const auto held = qp.sq_.lock_posts();  // another thread may be posting to this QP
+  RequesterState& req = qp.req_;
+  auto& ring = qp.sq_.ring();
+  // What visit() would do for this QP before or besides the new request.
+  if (qp.state_ != verbs::QpState::kRts || qp.flush_pending_.load(std::memory_order_relaxed) ||
+      !qp.resp_.out.empty() || req.rnr_wait || req.send_started || req.draining || ring.tail() != req.send_pos)
+    return std::nullopt;
+  if (qp.resp_.ack_pending && !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
+    return std::nullopt;  // that ACK goes ahead of the request (visit())
+  // run_requester()'s (a READ or atomic is not the fast path's), then what SendQueue::post
+  // checks, which must not fail below (if it would, post_send reports it).
+  const bool is_inline = (wr.send_flags & verbs::send_flag::kInline) != 0;
+  const uint64_t length = wr.sg_list.empty() ? 0 : wr.sg_list[0].length;
+  if (Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets) ||
+      ((wr.send_flags & verbs::send_flag::kFence) != 0 && req.rd_outstanding > 0) || ring.full() ||
+      length > verbs::mtu_bytes(qp.attr_.path_mtu) ||
+      (is_inline ? length > qp.sq_.max_inline() : wr.sg_list.size() > qp.sq_.max_sge()))
+    return std::nullopt;
+  const uint8_t* src = nullptr;  // read only when there are bytes
+  if (length != 0) {
+    src = is_inline ? reinterpret_cast<const uint8_t*>(wr.sg_list[0].addr)
+                    : one_packet_source(qp, 1, wr.sg_list.data(), length, nullptr);
+    if (src == nullptr) return std::nullopt;
+  }
+  // As progress() begins (owed_ is false).
+  refused_ = false;
+  ack_qp_ = nullptr;
+  holds_acks_ = false;
+  // The WR's fields under a WQE's names, for write_one_packet.
+  const struct {
+    uint32_t send_flags;
+    uint32_t imm_data;
+    uint64_t remote_addr;
+    RKey rkey;
+    uint64_t length;
+    bool is_inline;
+  } request{wr.send_flags, wr.imm_data, wr.rdma.remote_addr, wr.rdma.rkey, length, is_inline};
+  const bool sent = write_one_packet(qp, *op, request, src, path_of(qp));
+  // The WQE, behind the frame. Nothing reads it before this thread lets the device lock go.
+  const uint32_t pos = req.send_pos;
+  const Status posted = qp.sq_.post(wr, qp.init_.sq_sig_all, held);
+  SOFTIB_ASSERT(posted.ok());
+  verbs::SendWqe& w = ring.at(pos);
+  if (sent) {
+    sent_one_packet(qp, w, pos);
+    if (!req.ack_timer) arm_ack_timer(qp);
+  } else {
+    refused_one_packet(qp, w);
+  }
+  ++timer_deferrals_;
+  activate(qp);
+  ++counters_.qp_visits;
+  if (qp.resp_.ack_pending) {
+    // visit(): this step's ACK is held; one the last step held goes now, behind the request.
+    if (!qp.resp_.ack_held) {
+      qp.resp_.ack_held = true;
+      holds_acks_ = true;
+    } else {
+      flush_acks(qp);
+    }
+  }
+  // progress()'s walk, for its one QP.
+  const bool timer = req.timer_runs();
+  if (!((timer && active_.size() <= few_active_) || has_untimed_work(qp))) {
+    qp.active_ = false;
+    active_.pop_back();
+    if (timer) park(qp);
+  }
+  return Status();
 }
 
 Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t pos, const FrameAddr& path) {

@@ -276,10 +276,11 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
 
 // ---- the requester ----
 
-class RequesterFastPathAgainstGeneralPath : public ::testing::TestWithParam<Mtu> {};
+// (path MTU, whether the fast bed posts through Device::post_send_now)
+class RequesterFastPathAgainstGeneralPath : public ::testing::TestWithParam<std::tuple<Mtu, bool>> {};
 
 TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
-  const Mtu path_mtu = GetParam();
+  const Mtu path_mtu = std::get<0>(GetParam());
   const uint32_t mtu = mtu_bytes(path_mtu);
   TestRng rng;
   std::array<std::unique_ptr<Bed>, 2> beds{std::make_unique<Bed>(true), std::make_unique<Bed>(false)};
@@ -297,6 +298,8 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
   Psn acked(o.sq_psn);      // and acknowledged up to here (exclusive)
   int restarts = 0;
 
+  const bool post_now = std::get<1>(GetParam());
+  uint64_t posted_now = 0;
   auto post_send = [&]() {
     const uint32_t kind = static_cast<uint32_t>(rng.between(0, 99));
     const WrOpcode op = kind < 55   ? WrOpcode::kSend
@@ -337,8 +340,19 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
       wr.atomic.remote_addr = remote;
       wr.atomic.rkey = RKey(rkey);
       wr.atomic.compare_add = imm;
+      // post_now: each post is followed by its step's first progress, as an application's
+      // post is (engine::Engine::post_inline), and the fast bed sends the frame before the
+      // WQE when that is all the two would do (Device::post_send_now, Engine::post_now).
+      if (i == 0 && post_now) {
+        if (const std::optional<Status> s = b.device.post_send_now(*qps[i], wr)) {
+          EXPECT_TRUE(s->ok());
+          ++posted_now;
+          continue;
+        }
+      }
       size_t bad = 0;
       (void)b.device.post_send(qps[i], std::span<const SendWr>(&wr, 1), &bad);  // a full queue refuses on both
+      if (post_now) b.device.progress(rc::Device::AckPolicy::kHoldOneStep, rc::Device::Timers::kLater);
     }
   };
 
@@ -477,10 +491,17 @@ TEST_P(RequesterFastPathAgainstGeneralPath, EveryStepEndsTheSame) {
   EXPECT_EQ(beds[1]->device.counters().fast_received, 0u);
   EXPECT_GT(beds[0]->sink.refused, 0u);
   EXPECT_GT(beds[0]->device.counters().retransmits, 0u);
+  if (post_now) {
+    EXPECT_GT(posted_now, static_cast<uint64_t>(kSteps) / 20) << "posts sent by post_send_now";
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Rc, RequesterFastPathAgainstGeneralPath, ::testing::Values(Mtu::k256, Mtu::k1024, Mtu::k4096),
-                         [](const auto& p) { return "Mtu" + std::to_string(mtu_bytes(p.param)); });
+INSTANTIATE_TEST_SUITE_P(Rc, RequesterFastPathAgainstGeneralPath,
+                         ::testing::Combine(::testing::Values(Mtu::k256, Mtu::k1024, Mtu::k4096), ::testing::Bool()),
+                         [](const auto& p) {
+                           return "Mtu" + std::to_string(mtu_bytes(std::get<0>(p.param))) +
+                                  (std::get<1>(p.param) ? "PostedNow" : "");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Rc, FastPathAgainstGeneralPath,
                          ::testing::Values(Scenario{false, Mtu::k256}, Scenario{false, Mtu::k1024},
