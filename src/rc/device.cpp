@@ -478,20 +478,23 @@ bool Device::progress(AckPolicy acks, Timers timers) {
       Qp& qp = *active_[i];
       ++counters_.qp_visits;
       if (visit(qp, acks, timers)) did = true;
-      const bool timer = qp.req_.timer_runs();
-      if ((timer && active_.size() <= few_active_) || has_untimed_work(qp)) {
-        ++i;
-        continue;
-      }
-      // Nothing left for progress() but perhaps a timer: a frame, a post or a modify makes it
-      // active again, and so does its deadline (wake_parked).
-      qp.active_ = false;
-      active_[i] = active_.back();
-      active_.pop_back();
-      if (timer) park(qp);
+      if (settle_visited(i)) ++i;
     }
   } while (adopt_posted());
   return did;
+}
+
+bool Device::settle_visited(size_t i) {
+  Qp& qp = *active_[i];
+  const bool timer = qp.req_.timer_runs();
+  if ((timer && active_.size() <= few_active_) || has_untimed_work(qp)) return true;
+  // Nothing left for progress() but perhaps a timer: a frame, a post or a modify makes it
+  // active again, and so does its deadline (wake_parked).
+  qp.active_ = false;
+  active_[i] = active_.back();
+  active_.pop_back();
+  if (timer) park(qp);
+  return false;
 }
 
 void Device::park(Qp& qp) {
@@ -553,14 +556,7 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
     did = true;
   }
   if (qp.resp_.ack_pending) {
-    // Held (AckPolicy): this step's ACK waits for the next step; one held by the last step
-    // goes now, behind the answer this step sent.
-    if (!qp.resp_.ack_held) {
-      qp.resp_.ack_held = true;
-      holds_acks_ = true;
-    } else {
-      flush_acks(qp);
-    }
+    hold_or_flush_ack(qp);
     did = true;
   }
   if (qp.flush_pending_) {
@@ -568,6 +564,17 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
     did = true;
   }
   return did;
+}
+
+void Device::hold_or_flush_ack(Qp& qp) {
+  // Held (AckPolicy): this step's ACK waits for the next step; one held by the last step goes
+  // now, behind the answer this step sent.
+  if (!qp.resp_.ack_held) {
+    qp.resp_.ack_held = true;
+    holds_acks_ = true;
+  } else {
+    flush_acks(qp);
+  }
 }
 
 bool Device::has_untimed_work(const Qp& qp) const {

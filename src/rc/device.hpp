@@ -438,6 +438,12 @@ class Device {
   // queued, a drain or a flush to finish. Without it a QP leaves active_: parked (timed_) if a
   // timer runs, else idle.
   bool has_untimed_work(const Qp& qp) const;
+  // A visited QP's ACK (pending, under AckPolicy::kHoldOneStep): held, or sent if the last
+  // step held it already.
+  void hold_or_flush_ack(Qp& qp);
+  // After active_[i]'s visit: true when it stays active; else it leaves active_ (the last one
+  // takes its place) and is parked if a timer runs.
+  bool settle_visited(size_t i);
   void deactivate(Qp* qp);  // drops it from active_, timed_ and posted_ (destroy_qp)
   // The QPs whose only work is a timer (ack_timer, rnr_wait), out of active_; timed_due_ is at
   // or before the earliest of their deadlines (a QP unparked since may have held it: early is

@@ -320,24 +320,10 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
     refused_one_packet(qp, w);
   }
   ++timer_deferrals_;
-  activate(qp);
+  activate(qp);  // the only active QP: active_[0]
   ++counters_.qp_visits;
-  if (qp.resp_.ack_pending) {
-    // visit(): this step's ACK is held; one the last step held goes now, behind the request.
-    if (!qp.resp_.ack_held) {
-      qp.resp_.ack_held = true;
-      holds_acks_ = true;
-    } else {
-      flush_acks(qp);
-    }
-  }
-  // progress()'s walk, for its one QP.
-  const bool timer = req.timer_runs();
-  if (!((timer && active_.size() <= few_active_) || has_untimed_work(qp))) {
-    qp.active_ = false;
-    active_.pop_back();
-    if (timer) park(qp);
-  }
+  if (qp.resp_.ack_pending) hold_or_flush_ack(qp);  // as visit()
+  settle_visited(0);                                // as progress()'s walk
   return Status();
 }
 
