@@ -483,6 +483,14 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
     from.slid = Lid(fh.slid);
     from.dlid = Lid(fh.dlid);
     from.sl = fh.sl;
+    if (fh.packets <= 1 && rec.kind == kRecordFrame && (fh.last_flags & kFrameByReference) == 0) {
+      // An ordinary frame (a request, an ACK): nothing of a burst's to carry over (callgrind,
+      // 8-byte ping-pong: ~20 instructions fewer on the path from a request to its answer).
+      static constexpr rc::Burst kOne{};
+      ++counters_.frames_received;
+      device.receive(from, rec.body.subspan(header), kOne);
+      return;
+    }
     rc::Burst burst;
     burst.packets = fh.packets;
     burst.mtu = fh.burst_mtu;
