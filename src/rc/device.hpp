@@ -141,7 +141,7 @@ class Device {
   Status post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad,
                    PostNotice notice = PostNotice::kQueue);
   // One WR posted by a thread that holds the device lock, for the step of its post
-  // (Engine::post_now: ACKs held one step, timers later). When all that post and that step
+  // (engine::Engine::post: ACKs held one step, timers later). When all that post and that step
   // would do is send this WR as one packet through the requester's fast path
   // (send_one_packet: a SEND or RDMA WRITE, with or without immediate, inline or of one SGE
   // whose L_Key resolves, within the path MTU) on an RC QP in RTS with nothing else to do (no

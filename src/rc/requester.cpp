@@ -279,14 +279,14 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
     return std::nullopt;
   if (qp.resp_.ack_pending && !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
     return std::nullopt;  // that ACK goes ahead of the request (visit())
-  // run_requester()'s (a READ or atomic is not the fast path's), then what SendQueue::post
-  // checks, which must not fail below (if it would, post_send reports it).
+  // run_requester()'s (a READ or atomic is not the fast path's), and SendQueue::post must take
+  // the WR below (a refusal is post_send's to report).
   const bool is_inline = (wr.send_flags & verbs::send_flag::kInline) != 0;
   const uint64_t length = wr.sg_list.empty() ? 0 : wr.sg_list[0].length;
   if (Psn::distance(req.una, req.next_psn) >= static_cast<int32_t>(kMaxUnackedPackets) ||
-      ((wr.send_flags & verbs::send_flag::kFence) != 0 && req.rd_outstanding > 0) || ring.full() ||
+      ((wr.send_flags & verbs::send_flag::kFence) != 0 && req.rd_outstanding > 0) ||
       length > verbs::mtu_bytes(qp.attr_.path_mtu) ||
-      (is_inline ? length > qp.sq_.max_inline() : wr.sg_list.size() > qp.sq_.max_sge()))
+      qp.sq_.refusal(wr, length) != verbs::SendQueue::Refusal::kNone)
     return std::nullopt;
   const uint8_t* src = nullptr;  // read only when there are bytes
   if (length != 0) {

@@ -85,7 +85,7 @@ class Cq {
   // instructions fewer on the way from a message to the application's poll).
   // withdraw_direct() ends the offer and says whether `slot` was filled (0 or 1).
   // REQUIRES: both under the progress lock, around that one step (engine::Engine's
-  // try_progress): pushes from any other step, on any thread, never see an offer.
+  // locked_step): pushes from any other step, on any thread, never see an offer.
   void offer_direct(WorkCompletion* slot) {
     direct_taken_.store(0, std::memory_order_relaxed);
     direct_ = slot;

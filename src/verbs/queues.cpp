@@ -59,16 +59,17 @@ SendQueue::SendQueue(uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
   }
 }
 
-Status SendQueue::refuse(Refusal why, uint64_t n, uint32_t max) {
+Status SendQueue::refuse(Refusal why, const SendWr& wr, uint64_t length) const {
   switch (why) {
-    case Refusal::kTooManySges: return too_many_sges(n, max);
+    case Refusal::kTooManySges: return too_many_sges(wr.sg_list.size(), max_sge_);
     case Refusal::kInlineTooLong:
       return Status(Code::kInvalidArgument,
-                    fmt::format("post_send: {} bytes of inline data, max_inline_data is {}", n, max));
+                    fmt::format("post_send: {} bytes of inline data, max_inline_data is {}", length, max_inline_));
     case Refusal::kAtomicShape:
       return Status(Code::kInvalidArgument, "post_send: an atomic operates on 8 bytes at an 8-byte aligned address");
     case Refusal::kTooLong: return Status(Code::kInvalidArgument, "post_send: message longer than 2^31 bytes");
-    case Refusal::kFull: break;
+    case Refusal::kFull:
+    case Refusal::kNone: break;
   }
   return queue_full("send");
 }

@@ -127,15 +127,24 @@ class SendQueue {
   // Inline, below: both of rc::Device's posts (post_send's loop, post_send_now) inline it (out
   // of line it cost the loop ~35 instructions a WR: bench/instructions.py --mode rate).
   [[gnu::always_inline]] inline Status post(const SendWr& wr, bool sig_all, const std::unique_lock<BiasedLock>& held);
+  // What post() would refuse `wr` for, `length` bytes (message_length), without posting it:
+  // for a caller that must know before it acts that the post will take the WR
+  // (rc::Device::post_send_now sends the frame first).
+  enum class Refusal : uint8_t { kNone, kTooManySges, kInlineTooLong, kAtomicShape, kTooLong, kFull };
+  [[gnu::always_inline]] inline Refusal refusal(const SendWr& wr, uint64_t length) const;
+  static uint64_t message_length(const SendWr& wr) {
+    uint64_t length = 0;
+    for (const Sge& s : wr.sg_list) length += s.length;
+    return length;
+  }
 
   // Positions (WorkRing::head/tail): [head, tail) are posted and not yet completed.
   WorkRing<SendWqe>& ring() { return ring_; }
   const WorkRing<SendWqe>& ring() const { return ring_; }
 
  private:
-  // post()'s refusals, built out of line (n: the count or length refused; max: the limit).
-  enum class Refusal : uint8_t { kTooManySges, kInlineTooLong, kAtomicShape, kTooLong, kFull };
-  [[gnu::cold]] static Status refuse(Refusal why, uint64_t n = 0, uint32_t max = 0);
+  // post()'s refusal of `wr` (`length` bytes) as a Status, built out of line.
+  [[gnu::cold]] Status refuse(Refusal why, const SendWr& wr, uint64_t length) const;
 
   BiasedLock post_mu_;
   WorkRing<SendWqe> ring_;
@@ -143,17 +152,23 @@ class SendQueue {
   uint32_t max_inline_;
 };
 
+inline SendQueue::Refusal SendQueue::refusal(const SendWr& wr, uint64_t length) const {
+  const bool is_inline = (wr.send_flags & send_flag::kInline) != 0;
+  if (!is_inline && wr.sg_list.size() > max_sge_) return Refusal::kTooManySges;
+  if (is_inline && length > max_inline_) return Refusal::kInlineTooLong;
+  const bool atomic = wr.opcode == WrOpcode::kAtomicCmpAndSwp || wr.opcode == WrOpcode::kAtomicFetchAndAdd;
+  if (atomic && (length != 8 || (wr.atomic.remote_addr & 7) != 0)) return Refusal::kAtomicShape;
+  if (length > 0x80000000ULL) return Refusal::kTooLong;
+  if (ring_.full()) return Refusal::kFull;
+  return Refusal::kNone;
+}
+
 inline Status SendQueue::post(const SendWr& wr, bool sig_all, const std::unique_lock<BiasedLock>& held) {
   SOFTIB_ASSERT(held.mutex() == &post_mu_ && held.owns_lock());
   const bool is_inline = (wr.send_flags & send_flag::kInline) != 0;
-  uint64_t length = 0;
-  for (const Sge& s : wr.sg_list) length += s.length;
-  if (!is_inline && wr.sg_list.size() > max_sge_) return refuse(Refusal::kTooManySges, wr.sg_list.size(), max_sge_);
-  if (is_inline && length > max_inline_) return refuse(Refusal::kInlineTooLong, length, max_inline_);
+  const uint64_t length = message_length(wr);
+  if (const Refusal r = refusal(wr, length); r != Refusal::kNone) return refuse(r, wr, length);
   const bool atomic = wr.opcode == WrOpcode::kAtomicCmpAndSwp || wr.opcode == WrOpcode::kAtomicFetchAndAdd;
-  if (atomic && (length != 8 || (wr.atomic.remote_addr & 7) != 0)) return refuse(Refusal::kAtomicShape);
-  if (length > 0x80000000ULL) return refuse(Refusal::kTooLong);
-  if (ring_.full()) return refuse(Refusal::kFull);
   SendWqe& w = ring_.slot_to_fill();
   w.wr_id = wr.wr_id;
   w.opcode = wr.opcode;
