@@ -214,7 +214,7 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
     qp->resp_.epsn = a.rq_psn;
     qp->resp_.resources.assign(std::max<uint8_t>(a.max_dest_rd_atomic, 1), Resource{});
   } else if (to == QpState::kRts && from == QpState::kRtr) {
-    qp->req_.next_psn = qp->req_.una = a.sq_psn;
+    qp->req_.next_psn = qp->req_.una = qp->req_.sent_high = a.sq_psn;
     qp->req_.retry_left = a.retry_cnt;
     qp->req_.rnr_left = a.rnr_retry;
   } else if (to == QpState::kError && from != QpState::kError) {
@@ -226,7 +226,11 @@ Status Device::modify_qp(Qp* qp, const verbs::QpAttr& attr, uint32_t mask) {
     qp->req_.drain_notify = a.en_sqd_async_notify != 0;
   }
   if (to != QpState::kSqd) qp->req_.draining = false;
-  if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr) qp->req_.next_psn = qp->req_.una = a.sq_psn;
+  // sent_high too: a retransmission is a PSN sent before, counted from the QP's first (a
+  // sent_high left at 0 counted every packet of a QP whose sq_psn lies in the upper half of
+  // the PSN space, as perftest's random ones may, as a retransmission).
+  if (to == QpState::kRts && (mask & kSqPsn) && from != QpState::kRtr)
+    qp->req_.next_psn = qp->req_.una = qp->req_.sent_high = a.sq_psn;
   // The link's way to the peer (ShmLink: softibd's answer, the peer's inbox mapped, its ring
   // touched, ~10 ms the first time) is set up here, as a HCA does at connection, not in the
   // first post's step: perftest times from its first post.

@@ -260,6 +260,34 @@ TEST_F(RcRequesterProtocol, AckForTheMiddleCompletesNothingAckForTheLastComplete
   EXPECT_TRUE(progress().empty());
 }
 
+// A retransmission is a PSN sent before, wherever in the 24-bit PSN space the QP starts
+// (perftest picks a random sq_psn): the first packets from any start are not counted as sent
+// again, the packets a sequence NAK sends again are, across the wrap from 0xFFFFFF to 0 too.
+class RcRequesterFromAnyPsn : public RcRequesterProtocol, public ::testing::WithParamInterface<uint32_t> {
+ protected:
+  void SetUp() override {
+    options.sq_psn = GetParam();
+    RcRequesterProtocol::SetUp();
+  }
+};
+
+TEST_P(RcRequesterFromAnyPsn, OnlyPacketsSentAgainCountAsRetransmitted) {
+  post_send(qp, 1, 0, 600);
+  ASSERT_EQ(psns(progress()), (std::vector<Psn>{sq_psn(), sq_psn() + 1, sq_psn() + 2}));
+  EXPECT_EQ(device.counters().retransmits, 0u) << "first sends";
+  nak_at(1, wire::NakCode::kPsnSequenceError);
+  ASSERT_EQ(psns(progress()), (std::vector<Psn>{sq_psn() + 1, sq_psn() + 2}));
+  EXPECT_EQ(device.counters().retransmits, 2u);
+  ack_at(2, 1);
+  ASSERT_EQ(poll(scq).size(), 1u);
+  post_send(qp, 2, 0, 8);
+  ASSERT_EQ(psns(progress()), std::vector<Psn>{sq_psn() + 3});
+  EXPECT_EQ(device.counters().retransmits, 2u) << "a new message's packet is a first send";
+}
+
+INSTANTIATE_TEST_SUITE_P(Starts, RcRequesterFromAnyPsn, ::testing::Values(0u, 0x500u, 0x7FFFFEu, 0x800000u, 0xC00000u, 0xFFFFFEu),
+                         [](const ::testing::TestParamInfo<uint32_t>& i) { return fmt::format("Psn{:06X}", i.param); });
+
 TEST_F(RcRequesterProtocol, SequenceNakResendsFromItsPsnOnce) {
   post_send(qp, 1, 0, 600);
   ASSERT_EQ(progress().size(), 3u);
