@@ -576,9 +576,10 @@ void Engine::run() {
 
     // Idle: the spare channel's pages, off the way of a first frame (expect_traffic). The
     // first spare at once, lease or not (a server waiting for its first client polls); the
-    // next ones, once a sender has claimed the spare, at housekeeping: made at the next idle
-    // moment, while the new peers' first messages went back and forth, each took ~0.7 ms of
-    // a CPU from them (ibv_ud_pingpong -n 5: 650-1250 usec/iter instead of 60-150).
+    // next ones, once a sender has claimed the spare, below when no application thread polls,
+    // else at housekeeping. Made whole at the next idle moment while the new peers' first
+    // messages went back and forth, each took ~0.7 ms of a CPU from them (ibv_ud_pingpong
+    // -n 5: 650-1250 usec/iter instead of 60-150).
     const bool warm = expect_traffic_.load(std::memory_order_relaxed);
     if (warm && shm_->channels_warmed() == 0) shm_->warm_spare_channel();
     if (shm_ != nullptr && now - last_housekeeping >= options_.housekeeping) {
@@ -590,6 +591,12 @@ void Engine::run() {
     // Leased (a kick was served above): the loop's top sleeps until the lease ends, without
     // the sleeper's barrier that a sleep with senders ringing needs.
     if (leased) continue;
+    // No application thread polls (it waits for events, spins on memory, or is elsewhere):
+    // the spare a sender took is replaced now, a piece a pass, each pass stepping first, so a
+    // frame that arrives meanwhile waits for one piece (~40 us), not for the ring (~0.7 ms).
+    // A polling application's lease keeps this off its CPU time: the spares after the first
+    // wait for that (or for housekeeping, above).
+    if (warm && shm_->warm_spare_chunk()) continue;
 
     // Sleep until rung, the next timer, the end of the lease, or housekeeping.
     if (shm_ != nullptr) {

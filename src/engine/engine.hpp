@@ -33,17 +33,12 @@
 #include <thread>
 #include <vector>
 
+#include "engine/options.hpp"
 #include "link/doorbell.hpp"
 #include "link/shm_link.hpp"
 #include "rc/device.hpp"
 
 namespace softib::engine {
-
-struct EngineOptions {
-  Duration spin = std::chrono::microseconds(50);
-  // How often a sleeping engine looks for channels whose senders died.
-  Duration housekeeping = std::chrono::milliseconds(500);
-};
 
 struct EngineCounters {
   std::atomic<uint64_t> steps{0};     // device steps that did something

@@ -585,15 +585,30 @@ bool ShmLink::new_channel_ready(const ChannelMemory& mem) {
 }
 
 bool ShmLink::warm_spare_channel() {
+  bool any = false;
+  while (warm_spare_chunk()) any = true;
+  return any;
+}
+
+bool ShmLink::warm_spare_chunk() {
   // A sender may be claiming this channel meanwhile: both then map the same pages, which is
   // only slower.
   const auto i = inbox_.next_claim();
   if (!i || channel_warmed(*i)) return false;
+  if (*i != warming_) {
+    warming_ = *i;
+    warming_at_ = 0;
+  }
   const ChannelMemory mem = inbox_.channel(*i);
-  ShmRegion::prefault(mem.data(), mem.capacity());
-  std::atomic<uint64_t>& word = warmed_[*i / 64];
-  word.fetch_or(uint64_t{1} << (*i % 64), std::memory_order_release);
-  word.notify_all();
+  const size_t n = std::min(kWarmChunk, mem.capacity() - warming_at_);
+  ShmRegion::prefault(mem.data() + warming_at_, n);
+  warming_at_ += n;
+  if (warming_at_ == mem.capacity()) {
+    std::atomic<uint64_t>& word = warmed_[*i / 64];
+    word.fetch_or(uint64_t{1} << (*i % 64), std::memory_order_release);
+    word.notify_all();
+    warming_ = UINT32_MAX;
+  }
   return true;
 }
 

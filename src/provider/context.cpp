@@ -174,7 +174,7 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);
-  c->engine_ = engine::Engine::create(*c->device_, {}, c->shm_.get(), std::move(*bell));
+  c->engine_ = engine::Engine::create(*c->device_, options.engine, c->shm_.get(), std::move(*bell));
   // on_step has work only when the directory moved or the device raised async events.
   c->engine_->set_step_hook([self] { self->on_step(); }, &c->dir_->generation_word());
   c->engine_->set_signal_hook([self] { self->signal_owed_channels(); });

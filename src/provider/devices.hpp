@@ -13,6 +13,7 @@
 
 #include "base/ids.hpp"
 #include "base/result.hpp"
+#include "engine/options.hpp"
 
 namespace softib::provider {
 
@@ -20,6 +21,7 @@ struct Options {
   std::string fabric;  // empty: SOFTIB_FABRIC, else "default"
   std::string socket;  // empty: the fabric's socket (ipc/paths.hpp)
   std::string host;    // empty: SOFTIB_HOST, else the fabric's first CA; "all": every CA
+  engine::EngineOptions engine;  // each opened device's engine thread (defaults; tests change them)
   // Reads SOFTIB_FABRIC, SOFTIB_SOCKET and SOFTIB_HOST for what is empty.
   static Options from_environment();
 };

@@ -99,17 +99,23 @@ class VerbsSuite : public ::testing::TestWithParam<LinkKind> {
       }
     }
     for (Side* s : {&a, &b}) {
-      s->pd = s->ctx->alloc_pd();
-      s->scq = *s->ctx->create_cq(4096, nullptr, nullptr);
-      s->rcq = *s->ctx->create_cq(4096, nullptr, nullptr);
-      s->mr = *s->ctx->reg_mr(s->pd, s->buffer.data(), s->buffer.size(), s->addr(),
-                              access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic);
-      auto port = s->ctx->query_port(1);
-      ASSERT_TRUE(port.ok());
-      ASSERT_EQ(port->port.state, 4) << "the port is Active";
-      s->lid = Lid(port->port.lid);
-      s->gid = *s->ctx->query_gid(1, gid_index());
+      equip(*s);
+      if (HasFatalFailure()) return;
     }
+  }
+  // A side's PD, CQs and MR on its opened context, and its port's LID and GID (for a test's
+  // own extra context too).
+  void equip(Side& s) {
+    s.pd = s.ctx->alloc_pd();
+    s.scq = *s.ctx->create_cq(4096, nullptr, nullptr);
+    s.rcq = *s.ctx->create_cq(4096, nullptr, nullptr);
+    s.mr = *s.ctx->reg_mr(s.pd, s.buffer.data(), s.buffer.size(), s.addr(),
+                          access::kLocalWrite | access::kRemoteWrite | access::kRemoteRead | access::kRemoteAtomic);
+    auto port = s.ctx->query_port(1);
+    ASSERT_TRUE(port.ok());
+    ASSERT_EQ(port->port.state, 4) << "the port is Active";
+    s.lid = Lid(port->port.lid);
+    s.gid = *s.ctx->query_gid(1, gid_index());
   }
   void TearDown() override {
     a.ctx.reset();

@@ -321,5 +321,59 @@ TEST_P(Rc, AnIdleEngineMapsTheRingItsNextSenderClaimsOnceItsApplicationMadeAQp) 
   EXPECT_EQ(shm.channels_warmed(), 1u);
 }
 
+// Once a sender has taken the spare, the next one is mapped as soon as the engine is idle
+// with no application thread polling (ShmLink::warm_spare_chunk, a piece a pass), not at
+// housekeeping, which this context's engine never reaches here: a second new peer soon after
+// the first finds its ring's pages there too. The engine does it when next woken (by the
+// connection's setup, or else by the sender's first SEND: nobody polls), and the SEND is
+// delivered.
+TEST_P(Rc, AnEngineWithNoPollerMapsTheNextSpareOnceASenderTookIt) {
+  if (a.ctx->shm_link() == nullptr) GTEST_SKIP() << "shared memory only";
+  provider::Options slow = options;
+  slow.engine.housekeeping = std::chrono::hours(1);
+  auto devs = provider::list_devices(slow);
+  ASSERT_TRUE(devs.ok());
+  auto opened = provider::Context::open((*devs)[0], slow);
+  ASSERT_TRUE(opened.ok()) << opened.error().to_string();
+  Side c;
+  c.ctx = std::move(*opened);
+  equip(c);
+  if (HasFatalFailure()) return;
+  const link::ShmLink& shm = *c.ctx->shm_link();
+  rc::Qp* qc = create_qp(c, QpType::kRc);
+  ASSERT_NE(qc, nullptr);
+  const auto first = shm.inbox().next_claim();
+  ASSERT_TRUE(first.has_value());
+  shm.wait_channel_warmed(*first);  // the first spare, at once
+  // A's new QP connects to it: A's endpoint claims the spare (connect_one's RTR names C).
+  rc::Qp* qa2 = create_qp(a, QpType::kRc);
+  ASSERT_NE(qa2, nullptr);
+  connect_one(a, qa2, c, qc);
+  connect_one(c, qc, a, qa2);
+  EXPECT_NE(shm.inbox().channel(*first).control().owner.load(), 0u) << "A took the spare";
+  const auto next = shm.inbox().next_claim();
+  ASSERT_TRUE(next.has_value());
+  ASSERT_TRUE(post_recv(c, qc, 7, {c.sge(0, 64)}).ok());
+  fill_pattern(a.buffer, 0, 64, 24);
+  SendWr wr;
+  wr.opcode = WrOpcode::kSend;
+  const Sge sge = a.sge(0, 64);
+  wr.sg_list = {&sge, 1};
+  wr.send_flags = send_flag::kSignaled;
+  ASSERT_TRUE(post_send(a, qa2, wr).ok());
+  // C's application makes no call until its engine has mapped the next spare (within the
+  // suite's 20 s safety limit, as wait_queued; housekeeping would be an hour away).
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!shm.channel_warmed(*next) && std::chrono::steady_clock::now() < limit) std::this_thread::yield();
+  ASSERT_TRUE(shm.channel_warmed(*next)) << "the next spare, without housekeeping";
+  EXPECT_EQ(shm.channels_warmed(), 2u);
+  const auto got = reap(c, c.rcq, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].status, WcStatus::kSuccess);
+  EXPECT_EQ(got[0].wr_id, 7u);
+  EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 64, c.buffer.begin()));
+  EXPECT_EQ(reap(a, a.scq, 1).at(0).status, WcStatus::kSuccess);
+}
+
 }  // namespace
 }  // namespace softib::testing

@@ -131,6 +131,53 @@ TEST_F(ShmLinkTest, TheOwnerMapsTheRingItsNextSenderClaimsAheadOfIt) {
   EXPECT_EQ(c.link.channels_warmed(), 2u);
 }
 
+// The same a piece at a time (ShmLink::warm_spare_chunk, the engine's way for the spares
+// after the first): each call maps the next kWarmChunk bytes of the spare's ring, the channel
+// counts as warmed only once the whole ring is mapped, and a spare claimed halfway is left to
+// its sender while the next free channel is begun from its start.
+TEST_F(ShmLinkTest, TheOwnerMapsTheNextSparesRingAPieceAtATime) {
+  build();
+  auto resolver = [](uint32_t) -> Result<ShmLink::PeerFds> { return Status(Code::kNotFound, "none"); };
+  Side c(dir, resolver, 2, 3, clock, 256 * 1024);
+  const ShmInbox& inbox = c.link.inbox();
+  const size_t page = page_size();
+  const size_t pieces = inbox.channel(0).capacity() / ShmLink::kWarmChunk;
+  ASSERT_EQ(pieces, 4u) << "a 256 KiB ring";
+  auto mapped = [&](uint32_t i) { return resident_and_mapped(inbox.channel(i).data(), inbox.channel(i).capacity()).second; };
+  for (size_t k = 1; k <= pieces; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_FALSE(c.link.channel_warmed(0));
+    EXPECT_TRUE(c.link.warm_spare_chunk());
+    // The ring's first page shares its page with the channel's control lines (mapped at the
+    // inbox's creation), so each piece maps its own pages and perhaps that one.
+    EXPECT_GE(mapped(0), k * ShmLink::kWarmChunk / page);
+    EXPECT_LE(mapped(0), k * ShmLink::kWarmChunk / page + 1);
+  }
+  EXPECT_TRUE(c.link.channel_warmed(0));
+  EXPECT_EQ(c.link.channels_warmed(), 1u);
+  EXPECT_FALSE(c.link.warm_spare_chunk()) << "the spare is ready";
+  EXPECT_LE(mapped(1), 1u) << "one spare, not every channel";
+
+  // A sender takes it: the next piece begins channel 1; a sender takes that one too, halfway.
+  auto region = ShmRegion::map(dup_fd(inbox.region().fd()), kInboxHeaderBytes);
+  ASSERT_TRUE(region.ok());
+  auto peer_view = ShmInbox::attach(std::move(*region));
+  ASSERT_TRUE(peer_view.ok());
+  EXPECT_EQ(peer_view->claim(0x77), 0u);
+  EXPECT_TRUE(c.link.warm_spare_chunk());
+  EXPECT_TRUE(c.link.warm_spare_chunk());
+  EXPECT_GE(mapped(1), 2 * ShmLink::kWarmChunk / page);
+  EXPECT_EQ(peer_view->claim(0x78), 1u);
+  EXPECT_TRUE(c.link.warm_spare_chunk());
+  EXPECT_FALSE(c.link.channel_warmed(1)) << "half warmed, and now its sender's to map";
+  EXPECT_GE(mapped(2), ShmLink::kWarmChunk / page);
+  EXPECT_LE(mapped(2), ShmLink::kWarmChunk / page + 1) << "channel 2 from its start";
+  EXPECT_TRUE(c.link.warm_spare_channel()) << "the rest of channel 2 at once";
+  EXPECT_TRUE(c.link.channel_warmed(2));
+  EXPECT_EQ(mapped(2), resident_and_mapped(inbox.channel(2).data(), inbox.channel(2).capacity()).first);
+  EXPECT_EQ(c.link.channels_warmed(), 2u);
+}
+
 // Frames reach a channel whose ring the owner warmed (its first read skips the mapping).
 TEST_F(ShmLinkTest, FramesArriveThroughAWarmedChannel) {
   make_sides();
