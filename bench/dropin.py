@@ -15,7 +15,9 @@ same work:
              against `bench_verbs lat --size 2 --iters ITERS --perftest`: perftest's latency
              tests have a tx depth of 1, so every send is signaled and its completion (the
              peer's ACK) awaited before the reply, and its loop reposts a receive as soon as it
-             takes it, before the answer; --perftest makes the native program do the same.
+             takes it, before the answer; --perftest makes the native program do the same,
+             and like perftest on a device it does not recognize (softib, rxe) it sends
+             without inline data, from a registered buffer.
              The native program's own way (a send signaled every 64th) is reported next to
              it as information ("native_api_send_lat_own_way": no target).
   write lat  perftest `ib_write_lat -s 2 -n 2000` against `ib_send_lat` with the same
