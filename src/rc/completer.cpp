@@ -136,6 +136,16 @@ bool Device::receive_ack(wire::ByteSpan t, Qp* frame_qp) {
   ++counters_.rx_packets;
   ++counters_.fast_received;
   ack_up_to(*qp, psn);
+  // What progress() would find for this QP after the ACK: requests it lets out (WQEs not yet
+  // sent, held back by the window of unacknowledged packets; a go-back to a lost READ that
+  // ack_up_to started), a drain it may end (SQD), a flush, responder output. Without any, a
+  // poll's step that has its answer may still skip the walk (hold_acks_without_progress):
+  // perftest's ib_send_lat awaits each send's ACK, which comes in the step that takes the
+  // peer's next request, and that step's walk was on the path to the answer.
+  const RequesterState& after = qp->req_;
+  if (after.send_pos != qp->sq_.ring().tail() || after.send_started || after.draining ||
+      qp->flush_pending_.load(std::memory_order_relaxed) || !qp->resp_.out.empty())
+    owed_ = true;
   return true;
 }
 

@@ -121,12 +121,13 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
     if (frame_qp != nullptr) activate(*frame_qp);
   }
   if (fast_paths_ && burst.packets <= 1 && receive_send_only(from, transport, frame_qp)) return;
+  // A fast-path ACK owes progress() a walk only when it may have let work out (receive_ack).
+  if (fast_paths_ && burst.packets <= 1 && receive_ack(transport, frame_qp)) return;
   owed_ = true;  // progress() may have work for this frame (hold_acks_without_progress)
   if (burst.packets > 1) {
     receive_burst(from, transport, burst);
     return;
   }
-  if (fast_paths_ && receive_ack(transport, frame_qp)) return;
   ++counters_.rx_packets;
   packet::TransportFrame& p = rx_;
   if (!packet::parse_transport_frame(transport, p)) {

@@ -231,12 +231,25 @@ TEST_F(RcResponderProtocolHoldsAcks, AnythingButAFastPathSendLeavesTheWalkToProg
   EXPECT_FALSE(device.hold_acks_without_progress());
   EXPECT_TRUE(progress_holding().empty());
   EXPECT_EQ(progress_holding().size(), 2u) << "both ACKs, one step later";
-  // An ACK from the peer (the completer may send more): the walk.
+  // An ACK from the peer that completes what was sent and lets nothing out: no walk either
+  // (perftest's ib_send_lat: each send's ACK comes in the step that takes the peer's next
+  // request, and that step has its answer).
   post_send(qp, 3, 0, 8);
   ASSERT_EQ(progress().size(), 1u);
   deliver(ack(qp, Psn(options.sq_psn), wire::Aeth::ack(1)));
   EXPECT_EQ(poll(scq).size(), 1u);
-  EXPECT_FALSE(device.hold_acks_without_progress());
+  EXPECT_TRUE(device.hold_acks_without_progress()) << "the ACK let nothing out";
+  // One that opens the window of unacknowledged packets to a request waiting behind it: the
+  // walk sends that request.
+  post_send(qp, 4, 0, 64 * 1024);  // 256 packets
+  post_send(qp, 5, 0, 64 * 1024);  // 256 more: the window (kMaxUnackedPackets) is full
+  post_send(qp, 6, 0, 8);          // waits
+  ASSERT_EQ(progress().size(), rc::kMaxUnackedPackets);
+  deliver(ack(qp, Psn(options.sq_psn) + 1, wire::Aeth::ack(2)));  // the first of the 512
+  EXPECT_FALSE(device.hold_acks_without_progress()) << "the ACK let a request out";
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].psn(), Psn(options.sq_psn) + 1 + rc::kMaxUnackedPackets);
   progress();
   EXPECT_TRUE(device.hold_acks_without_progress()) << "nothing came in since the walk: nothing to hold";
 }
