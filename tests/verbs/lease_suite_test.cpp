@@ -77,61 +77,23 @@ TEST_P(Rc, APingPongsPollsHoldTheirAcksWithoutWalkingTheQps) {
   constexpr uint32_t kSignalEvery = 16;  // every 16th SEND signaled and awaited (bench_verbs lat)
   a.ctx->engine().stop();
   b.ctx->engine().stop();
-  for (uint32_t i = 0; i < 4; ++i) {
-    ASSERT_TRUE(post_recv(a, qa, i, {a.sge(4096 + 64 * i, 64)}).ok());
-    ASSERT_TRUE(post_recv(b, qb, i, {b.sge(4096 + 64 * i, 64)}).ok());
-  }
+  prepost_pingpong();
   {
     std::lock_guard lock(b.ctx->device().lock());
     b.ctx->device().progress();  // the walk that the connection's modifies owe
   }
   const uint64_t skipped_before = b.ctx->device().counters().walks_skipped;
-  std::array<WorkCompletion, 1> wc;
-  // Polls s's cq for one completion. Meanwhile `other` polls its send CQ (empty): its idle
-  // steps send an ACK its last step held (the peer's engine is stopped too).
-  auto take = [&](Side& s, Cq* cq, WcOpcode op, Side* other = nullptr) {
-    size_t got = 0;
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (got == 0 && std::chrono::steady_clock::now() < limit) {
-      got = s.ctx->poll_cq(cq, wc);
-      std::array<WorkCompletion, 1> none;
-      if (got == 0 && other != nullptr) {
-        EXPECT_EQ(other->ctx->poll_cq(other->scq, none), 0u);
-      }
-    }
-    EXPECT_EQ(got, 1u);
-    EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-    EXPECT_EQ(wc[0].opcode, op);
-    return wc[0];
-  };
-  // s sends `v` on q (signaled every kSignalEvery-th round); the peer p takes it on its QP.
-  auto send = [&](Side& s, rc::Qp* q, uint32_t round, uint32_t v) {
-    std::memcpy(s.buffer.data(), &v, 4);
-    const Sge sge = s.sge(0, 4);
-    SendWr wr;
-    wr.wr_id = round;
-    wr.send_flags = round % kSignalEvery == kSignalEvery - 1 ? send_flag::kSignaled : 0u;
-    wr.sg_list = {&sge, 1};
-    EXPECT_TRUE(post_send(s, q, wr).ok());
-    return wr.send_flags != 0;
-  };
-  auto receive = [&](Side& s, rc::Qp* q) {
-    const WorkCompletion in = take(s, s.rcq, WcOpcode::kRecv);
-    uint32_t v = 0;
-    std::memcpy(&v, s.buffer.data() + 4096 + 64 * in.wr_id, 4);
-    EXPECT_TRUE(post_recv(s, q, in.wr_id, {s.sge(4096 + 64 * in.wr_id, 64)}).ok());
-    return v;
-  };
+  // Signaled every kSignalEvery-th round. take_one's `other` polls its empty send CQ while
+  // the caller waits: its idle steps send an ACK its last step held (its engine is stopped).
+  auto signaled = [](uint32_t round) { return round % kSignalEvery == kSignalEvery - 1; };
   for (uint32_t r = 0; r < kRounds && !HasFailure(); ++r) {
-    const bool a_signaled = send(a, qa, r, 2 * r);
-    EXPECT_EQ(receive(b, qb), 2 * r) << "round " << r;
-    const bool b_signaled = send(b, qb, r, 2 * r + 1);
-    EXPECT_EQ(receive(a, qa), 2 * r + 1) << "round " << r;
-    if (a_signaled) {
-      EXPECT_EQ(take(a, a.scq, WcOpcode::kSend).wr_id, r);
-    }
-    if (b_signaled) {
-      EXPECT_EQ(take(b, b.scq, WcOpcode::kSend, &a).wr_id, r);
+    send_value(a, qa, r, 2 * r, signaled(r));
+    EXPECT_EQ(receive_value(b, qb), 2 * r) << "round " << r;
+    send_value(b, qb, r, 2 * r + 1, signaled(r));
+    EXPECT_EQ(receive_value(a, qa), 2 * r + 1) << "round " << r;
+    if (signaled(r)) {
+      EXPECT_EQ(take_one(a, a.scq, WcOpcode::kSend).wr_id, r);
+      EXPECT_EQ(take_one(b, b.scq, WcOpcode::kSend, &a).wr_id, r);
     }
   }
   const uint64_t skipped = b.ctx->device().counters().walks_skipped - skipped_before;
@@ -334,48 +296,18 @@ TEST_P(Rc, AnIdleEngineMapsTheRingItsNextSenderClaimsOnceItsApplicationMadeAQp) 
 TEST_P(Rc, APollOfASendCqSendsTheAcksItsStepOwesAtOnce) {
   a.ctx->engine().stop();
   b.ctx->engine().stop();
-  for (uint32_t i = 0; i < 4; ++i) {
-    ASSERT_TRUE(post_recv(a, qa, i, {a.sge(4096 + 64 * i, 64)}).ok());
-    ASSERT_TRUE(post_recv(b, qb, i, {b.sge(4096 + 64 * i, 64)}).ok());
-  }
-  // One completion of s's cq, from s's own polls only (20 s safety limit, as reap()).
-  auto take = [&](Side& s, Cq* cq, WcOpcode op) {
-    std::array<WorkCompletion, 1> wc;
-    size_t got = 0;
-    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (got == 0 && std::chrono::steady_clock::now() < limit) got = s.ctx->poll_cq(cq, wc);
-    EXPECT_EQ(got, 1u);
-    EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
-    EXPECT_EQ(wc[0].opcode, op);
-    return wc[0];
-  };
-  auto send = [&](Side& s, rc::Qp* q, uint32_t v) {
-    std::memcpy(s.buffer.data(), &v, 4);
-    const Sge sge = s.sge(0, 4);
-    SendWr wr;
-    wr.wr_id = v;
-    wr.send_flags = send_flag::kSignaled;
-    wr.sg_list = {&sge, 1};
-    EXPECT_TRUE(post_send(s, q, wr).ok());
-  };
-  auto receive = [&](Side& s, rc::Qp* q) {
-    const WorkCompletion in = take(s, s.rcq, WcOpcode::kRecv);
-    uint32_t v = 0;
-    std::memcpy(&v, s.buffer.data() + 4096 + 64 * in.wr_id, 4);
-    EXPECT_TRUE(post_recv(s, q, in.wr_id, {s.sge(4096 + 64 * in.wr_id, 64)}).ok());
-    return v;
-  };
+  prepost_pingpong();
   for (uint32_t r = 0; r < 50 && !HasFailure(); ++r) {
     SCOPED_TRACE(r);
-    send(a, qa, 2 * r);
-    EXPECT_EQ(receive(b, qb), 2 * r);  // B holds its ACK for the answer
-    send(b, qb, 2 * r + 1);            // the answer, then that ACK
+    send_value(a, qa, 2 * r, 2 * r, true);
+    EXPECT_EQ(receive_value(b, qb), 2 * r);  // B holds its ACK for the answer
+    send_value(b, qb, 2 * r + 1, 2 * r + 1, true);  // the answer, then that ACK
     // A's wait for its send takes the answer (a receive, queued) and the ACK; its step sends
     // the ACK for the answer at once.
-    EXPECT_EQ(take(a, a.scq, WcOpcode::kSend).wr_id, 2 * r);
-    // So B's wait for its own send ends before A posts again.
-    EXPECT_EQ(take(b, b.scq, WcOpcode::kSend).wr_id, 2 * r + 1);
-    EXPECT_EQ(receive(a, qa), 2 * r + 1);
+    EXPECT_EQ(take_one(a, a.scq, WcOpcode::kSend).wr_id, 2 * r);
+    // So B's wait for its own send ends before A posts again (no `other` polls for it).
+    EXPECT_EQ(take_one(b, b.scq, WcOpcode::kSend).wr_id, 2 * r + 1);
+    EXPECT_EQ(receive_value(a, qa), 2 * r + 1);
   }
   a.ctx->engine().start();
   b.ctx->engine().start();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <optional>
 
@@ -34,6 +35,51 @@ class Rc : public VerbsSuite {
   }
   rc::Qp* qa = nullptr;
   rc::Qp* qb = nullptr;
+
+  // The ping-pong tests with the engines stopped (lease_suite_test.cpp): one thread plays both
+  // sides, with four 64-byte receives posted on each QP (prepost_pingpong). take_one polls s's
+  // cq until it holds one completion, checks it is a successful `op`, and returns it;
+  // meanwhile `other`, if given, polls its send CQ (empty) so that its idle steps send what
+  // they held (20 s safety limit, as reap()). send_value posts a 4-byte SEND of `v` (wr_id
+  // `wr_id`) from s; receive_value takes a receive on s, reposts it, and returns its value.
+  void prepost_pingpong() {
+    for (uint32_t i = 0; i < 4; ++i) {
+      ASSERT_TRUE(post_recv(a, qa, i, {a.sge(4096 + 64 * i, 64)}).ok());
+      ASSERT_TRUE(post_recv(b, qb, i, {b.sge(4096 + 64 * i, 64)}).ok());
+    }
+  }
+  WorkCompletion take_one(Side& s, Cq* cq, WcOpcode op, Side* other = nullptr) {
+    std::array<WorkCompletion, 1> wc;
+    size_t got = 0;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (got == 0 && std::chrono::steady_clock::now() < limit) {
+      got = s.ctx->poll_cq(cq, wc);
+      std::array<WorkCompletion, 1> none;
+      if (got == 0 && other != nullptr) {
+        EXPECT_EQ(other->ctx->poll_cq(other->scq, none), 0u);
+      }
+    }
+    EXPECT_EQ(got, 1u);
+    EXPECT_EQ(wc[0].status, WcStatus::kSuccess);
+    EXPECT_EQ(wc[0].opcode, op);
+    return wc[0];
+  }
+  void send_value(Side& s, rc::Qp* q, uint64_t wr_id, uint32_t v, bool signaled) {
+    std::memcpy(s.buffer.data(), &v, 4);
+    const Sge sge = s.sge(0, 4);
+    SendWr wr;
+    wr.wr_id = wr_id;
+    wr.send_flags = signaled ? send_flag::kSignaled : 0u;
+    wr.sg_list = {&sge, 1};
+    EXPECT_TRUE(post_send(s, q, wr).ok());
+  }
+  uint32_t receive_value(Side& s, rc::Qp* q) {
+    const WorkCompletion in = take_one(s, s.rcq, WcOpcode::kRecv);
+    uint32_t v = 0;
+    std::memcpy(&v, s.buffer.data() + 4096 + 64 * in.wr_id, 4);
+    EXPECT_TRUE(post_recv(s, q, in.wr_id, {s.sge(4096 + 64 * in.wr_id, 64)}).ok());
+    return v;
+  }
 
   // The placement tests (lease_suite_test.cpp). The CPUs this thread may use, when an
   // engine has a lease to sleep under (the shared-memory link) and somewhere else to go.
