@@ -208,13 +208,7 @@ void Engine::expect_traffic() {
 }
 
 bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
-  // An application's step holds its ACKs one step, for the answer it may post next (AckPolicy),
-  // but not a poll of a CQ that takes no receives: its caller awaits its own send's ACK, and
-  // its peer (a loop with a tx depth of 1, as perftest's ib_send_lat) awaits the ACKs this
-  // step owes it the same way; held, they went out behind this side's next request, and the
-  // peer took them in the step that took that request, on the path to its answer.
-  const bool hold = kind != StepKind::kEngine && (kind != StepKind::kPoll || cq == nullptr || cq->receives());
-  const auto acks = hold ? rc::Device::AckPolicy::kHoldOneStep : rc::Device::AckPolicy::kSendNow;
+  const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
   // kPost: the new work goes out first; the second progress below is then needed only for
   // what the frames taken in between brought.
@@ -249,7 +243,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
     const bool answered = kind == StepKind::kPoll && cq != nullptr && cq->queued() >= want;
     // A poll's step with its answer that took only fast-path SENDs to one QP: holding that
     // QP's ACK is all progress() would do (rc::Device::hold_acks_without_progress).
-    if (!(answered && (hold ? device_.hold_acks_without_progress() : device_.flush_acks_without_progress())))
+    if (!(answered && device_.hold_acks_without_progress()))
       did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow,
                               answered ? Timers::kLater : Timers::kRun);
   }

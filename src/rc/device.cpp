@@ -43,7 +43,6 @@ Qp::Qp(Qpn qpn, const verbs::QpInitAttr& init, const verbs::Pd* pd, verbs::Cq* s
       context_(context),
       sq_(init.cap.max_send_wr, init.cap.max_send_sge, init.cap.max_inline_data) {
   if (srq == nullptr) rq_ = std::make_unique<verbs::RecvQueue>(init.cap.max_recv_wr, init.cap.max_recv_sge);
-  if (recv_cq != nullptr) recv_cq->mark_receives();
 }
 
 Device::Device(const verbs::DeviceCaps& caps, PortAttr port, FrameSink& sink, const Clock& clock)
@@ -628,19 +627,6 @@ bool Device::hold_acks_without_progress() {
     qp.resp_.ack_held = true;
     holds_acks_ = true;
     ack_qp_ = nullptr;
-  }
-  ++counters_.walks_skipped;
-  return true;
-}
-
-bool Device::flush_acks_without_progress() {
-  // What hold_acks_without_progress() allows, with the one QP's ACK sent now instead of held.
-  if (owed_ || holds_acks_ || refused_ || has_posted_.load(std::memory_order_relaxed)) return false;
-  if (ack_qp_ != nullptr) {
-    Qp& qp = *ack_qp_;
-    if (!qp.resp_.ack_pending || qp.flush_pending_) return false;
-    ack_qp_ = nullptr;
-    flush_acks(qp);  // a link that refuses it leaves it in the QP's output (refused_: the next step walks)
   }
   ++counters_.walks_skipped;
   return true;

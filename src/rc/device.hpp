@@ -239,9 +239,6 @@ class Device {
   // ping-pong's request to its answer (8-byte half round trip, interleaved runs: see
   // src/rc/README.md).
   bool hold_acks_without_progress();
-  // The same for a step that sends its ACKs now (AckPolicy::kSendNow): the one QP's ACK goes
-  // out at once, still without the walk.
-  bool flush_acks_without_progress();
   // The earliest timer deadline, for the engine's sleep (nullopt: no timer runs).
   std::optional<TimePoint> next_deadline() const;
   // The link refused a frame during the last receive or progress step (flow control): work is

@@ -104,12 +104,6 @@ class Cq {
   // REQUIRES: the progress lock is held (no push runs concurrently).
   Status resize(uint32_t cqe);
 
-  // Some QP takes its receives' completions here (set when such a QP is made, under the
-  // progress lock; never cleared). A CQ without is a send CQ only: its poller awaits its own
-  // requests' completions, not a request to answer (engine::Engine::step's ACK policy).
-  void mark_receives() { receives_ = true; }
-  bool receives() const { return receives_; }
-
   bool overrun() const { return overrun_flag_.load(std::memory_order_relaxed); }
   // Completions queued, the one a poll's step delivered directly included (offer_direct: the
   // step stops taking frames once its caller has what it asked for).
@@ -135,7 +129,6 @@ class Cq {
   Callback notify_;
   Callback overrun_;
   const Clock* timestamps_ = nullptr;
-  bool receives_ = false;
 };
 
 }  // namespace softib::verbs

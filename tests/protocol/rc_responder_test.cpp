@@ -202,25 +202,6 @@ TEST_F(RcResponderProtocolHoldsAcks, APollWithItsAnswerHoldsAFastPathSendsAckWit
   EXPECT_TRUE(progress().empty());
 }
 
-// A step that sends its ACKs now (a poll of a send CQ: Engine::step) skips the walk as a
-// holding one does, and sends the one fast-path SEND's ACK at once
-// (Device::flush_acks_without_progress); anything else is still left to progress().
-TEST_F(RcResponderProtocolHoldsAcks, AStepThatSendsItsAcksNowSendsAFastPathSendsAckWithoutTheWalk) {
-  post_recv(qp, 1, 4096, 64);
-  const uint64_t skipped = device.counters().walks_skipped;
-  deliver(req(Opcode::kRcSendOnly, 0, true), bytes(0, 16));
-  ASSERT_TRUE(device.flush_acks_without_progress());
-  EXPECT_EQ(only_ack(sink.take()).psn(), epsn()) << "at once, not held";
-  EXPECT_EQ(device.counters().walks_skipped, skipped + 1);
-  EXPECT_EQ(poll(rcq).size(), 1u);
-  EXPECT_TRUE(progress_holding().empty()) << "nothing left to send";
-  // A WRITE (the general path): progress() decides.
-  deliver(write(Opcode::kRcRdmaWriteOnly, 1, addr(1024), mr->rkey, 16), bytes(0, 16));
-  EXPECT_FALSE(device.flush_acks_without_progress());
-  EXPECT_TRUE(sink.take().empty()) << "changed nothing";
-  EXPECT_EQ(only_ack(progress()).psn(), epsn() + 1);
-}
-
 TEST_F(RcResponderProtocolHoldsAcks, AHeldAckIsCoalescedByTheWalkNotHeldAgain) {
   post_recv(qp, 1, 4096, 64);
   post_recv(qp, 2, 8192, 64);
