@@ -34,8 +34,11 @@ these vCPUs cannot split from the cache lines' travel. It builds bench_verbs wit
 its every path ends with its reply; the timing side's last one runs on into the run's end):
 function "path" is the whole path a message, the others their share of it, and messages
 the paths counted (a message that a post's step or the engine takes first starts none).
+--perftest (lat and critical) runs perftest's ib_send_lat loop instead, as bench/dropin.py's
+native anchor does (`bench_verbs lat --size 2 --perftest`: every send signaled and awaited
+right after its post, no inline data): its path also takes the peer's ACK.
 
-  python3 bench/instructions.py [--mode rate|lat|critical] [--iters N] [--bench PATH]
+  python3 bench/instructions.py [--mode rate|lat|critical] [--perftest] [--iters N] [--bench PATH]
 
 Needs valgrind (apt install valgrind); a run of the default 200,000 messages takes seconds.
 """
@@ -157,6 +160,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=["rate", "lat", "critical"], default="rate")
     ap.add_argument("--iters", type=int, default=200000)
+    ap.add_argument("--perftest", action="store_true", help="lat/critical: perftest's ib_send_lat loop")
     ap.add_argument("--bench", help="bench_verbs to run (default: build/release's; build/critpath's, built "
                                     "here, for --mode critical)")
     args = ap.parse_args()
@@ -174,12 +178,15 @@ def main():
                     sys.exit(f"instructions.py: {' '.join(step)} failed:\n{(built.stdout + built.stderr)[-2000:]}")
     if not os.access(args.bench, os.X_OK):
         sys.exit(f"instructions.py: no {args.bench} (make release)")
-    size = 64 if args.mode == "rate" else 8
+    if args.perftest and args.mode == "rate":
+        sys.exit("instructions.py: --perftest is for --mode lat or critical")
+    size = 64 if args.mode == "rate" else 2 if args.perftest else 8
     bench_mode = "lat" if args.mode == "critical" else args.mode
+    extra = ["--perftest"] if args.perftest else []
     collect = ["--collect-atstart=no"] if args.mode == "critical" else []
     with tempfile.TemporaryDirectory(prefix="softib-callgrind-") as d:
         cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", *collect, f"--callgrind-out-file={d}/cg.%p",
-               args.bench, bench_mode, "--size", str(size), "--iters", str(args.iters)]
+               args.bench, bench_mode, "--size", str(size), "--iters", str(args.iters), *extra]
         run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
         if run.returncode != 0:
             sys.exit(f"instructions.py: {' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
@@ -193,7 +200,9 @@ def main():
                 continue  # softibd
             counts = inclusive_counts(text)
             if args.mode == "critical":
-                tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", f],
+                # --threshold=100: the marker's own cost is tiny, and the default threshold (the
+                # functions that make up 99 % of the cost) left it out of some runs' listing.
+                tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", "--threshold=100", f],
                                       capture_output=True, text=True, check=True).stdout
                 counts["paths"] = path_count(tree) or 0
             per_process.append((profiled_pid(text) or 0, counts))
