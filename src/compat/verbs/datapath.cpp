@@ -8,8 +8,13 @@
 #include <infiniband/verbs.h>
 
 #include <array>
+#include <bit>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
+#include <memory>
+#include <span>
+#include <type_traits>
 
 #include "compat/verbs/export.hpp"
 #include "compat/verbs/objects.hpp"
@@ -22,9 +27,44 @@ constexpr size_t kMaxSge = 32;       // verbs::default_caps().max_sge: more is E
 
 // ---- posts ----
 
-// Converts one ibv_send_wr. false: the request is malformed in a way the core cannot see
-// (too many SGEs for any QP, an opcode libibverbs has and softib does not).
-bool convert_send(const ibv_send_wr& in, verbs::SendWr* out, verbs::Sge* sges) {
+// Room for up to N converted work requests or SGEs, not zeroed first: the types' default
+// initializers would zero all of it, and most of it goes unused (a post converts one request
+// or a few; a batch has room for 16 and 64 SGEs).
+template <class T, size_t N>
+class Slots {
+ public:
+  T* data() { return reinterpret_cast<T*>(bytes_); }
+  T& put(size_t i, const T& value) { return *std::construct_at(data() + i, value); }
+  std::span<const T> span(size_t first, size_t count) { return {data() + first, count}; }
+
+ private:
+  // An aggregate, trivially copyable and destructible: bytes hold one with no constructor run.
+  static_assert(std::is_aggregate_v<T> && std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  alignas(T) std::byte bytes_[N * sizeof(T)];
+};
+
+template <size_t N>
+using SgeSlots = Slots<verbs::Sge, N>;
+
+// struct ibv_sge and the core's Sge have one layout, so an SGE converts as one 16-byte copy
+// (field by field GCC made a loop of ~24 instructions for one SGE).
+static_assert(sizeof(verbs::Sge) == sizeof(ibv_sge) && offsetof(verbs::Sge, addr) == offsetof(ibv_sge, addr) &&
+              offsetof(verbs::Sge, length) == offsetof(ibv_sge, length) &&
+              offsetof(verbs::Sge, lkey) == offsetof(ibv_sge, lkey) && sizeof(LKey) == sizeof(uint32_t));
+
+// Converts `count` ibv_sge into slots from `first` on (first + count <= N).
+template <size_t N>
+std::span<const verbs::Sge> convert_sges(const ibv_sge* in, size_t count, SgeSlots<N>& sges, size_t first) {
+  for (size_t i = 0; i < count; ++i) sges.put(first + i, std::bit_cast<verbs::Sge>(in[i]));
+  return sges.span(first, count);
+}
+
+// Converts one ibv_send_wr into `out`, which holds a default SendWr (every field the opcode
+// does not name stays as the core expects it). false: the request is malformed in a way the
+// core cannot see (too many SGEs for any QP, an opcode libibverbs has and softib does not).
+template <size_t N>
+[[gnu::always_inline]] inline bool convert_send(const ibv_send_wr& in, verbs::SendWr* out, SgeSlots<N>& sges,
+                                                size_t first) {
   if (in.num_sge < 0 || static_cast<size_t>(in.num_sge) > kMaxSge) return false;
   switch (in.opcode) {
     case IBV_WR_RDMA_WRITE:
@@ -39,10 +79,8 @@ bool convert_send(const ibv_send_wr& in, verbs::SendWr* out, verbs::Sge* sges) {
     case IBV_WR_SEND_WITH_INV: break;
     default: return false;
   }
-  for (int i = 0; i < in.num_sge; ++i) sges[i] = {in.sg_list[i].addr, in.sg_list[i].length, LKey(in.sg_list[i].lkey)};
-  *out = verbs::SendWr{};
   out->wr_id = in.wr_id;
-  out->sg_list = std::span<const verbs::Sge>(sges, static_cast<size_t>(in.num_sge));
+  out->sg_list = convert_sges(in.sg_list, static_cast<size_t>(in.num_sge), sges, first);
   out->opcode = static_cast<verbs::WrOpcode>(in.opcode);
   out->send_flags = in.send_flags;
   out->imm_data = in.imm_data;  // the union with invalidate_rkey: carried verbatim
@@ -68,8 +106,8 @@ constexpr int kFewSge = 4;
 
 int post_one_send(Qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   verbs::SendWr one;
-  std::array<verbs::Sge, kFewSge> sges;
-  if (!convert_send(*wr, &one, sges.data()) || (q->qpx.qp_base.qp_type == IBV_QPT_UD && wr->wr.ud.ah == nullptr)) {
+  SgeSlots<kFewSge> sges;
+  if (!convert_send(*wr, &one, sges, 0) || (q->qpx.qp_base.qp_type == IBV_QPT_UD && wr->wr.ud.ah == nullptr)) {
     *bad_wr = wr;
     return EINVAL;
   }
@@ -87,20 +125,21 @@ int post_one_send(Qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return 0;
 }
 
-int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+// A list of work requests (or one with many SGEs), in batches of kBatch. Out of line: its
+// arrays made post_send's frame ~3 KiB and its prologue save every callee-saved register,
+// which a latency loop's single post paid for.
+[[gnu::noinline]] int post_send_list(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   Qp* q = from(qp);
-  if (wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge)
-    return post_one_send(q, wr, bad_wr);
   const bool ud = qp->qp_type == IBV_QPT_UD;
-  std::array<verbs::SendWr, kBatch> wrs;
+  Slots<verbs::SendWr, kBatch> wrs;
   std::array<ibv_send_wr*, kBatch> src;
-  std::array<verbs::Sge, kMaxSge * 2> sges;
+  SgeSlots<kMaxSge * 2> sges;
   while (wr != nullptr) {
     size_t n = 0, used = 0;
     for (; wr != nullptr && n < kBatch; wr = wr->next) {
       const size_t need = wr->num_sge > 0 ? static_cast<size_t>(wr->num_sge) : 0;
-      if (used + need > sges.size()) break;
-      if (!convert_send(*wr, &wrs[n], &sges[used])) {
+      if (used + need > kMaxSge * 2) break;
+      if (!convert_send(*wr, &wrs.put(n, verbs::SendWr{}), sges, used)) {
         if (n == 0) {
           *bad_wr = wr;
           return EINVAL;
@@ -115,16 +154,17 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
           }
           break;
         }
-        wrs[n].ud.ah = from(wr->wr.ud.ah)->core;
-        wrs[n].ud.remote_qpn = Qpn(wr->wr.ud.remote_qpn & Qpn::kMask);
-        wrs[n].ud.remote_qkey = QKey(wr->wr.ud.remote_qkey);
+        verbs::SendWr& w = wrs.data()[n];
+        w.ud.ah = from(wr->wr.ud.ah)->core;
+        w.ud.remote_qpn = Qpn(wr->wr.ud.remote_qpn & Qpn::kMask);
+        w.ud.remote_qkey = QKey(wr->wr.ud.remote_qkey);
       }
       src[n] = wr;
       used += need;
       ++n;
     }
     size_t bad = 0;
-    Status s = q->ctx->core->post_send(q->core, std::span<const verbs::SendWr>(wrs.data(), n), &bad);
+    Status s = q->ctx->core->post_send(q->core, wrs.span(0, n), &bad);
     if (!s.ok()) {
       *bad_wr = src[bad];
       return s.to_errno();
@@ -133,23 +173,18 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   return 0;
 }
 
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
+  if (wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge)
+    return post_one_send(from(qp), wr, bad_wr);
+  return post_send_list(qp, wr, bad_wr);
+}
+
+// As post_send_list, for receives.
 template <class Post>
-int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
-  if (wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge) {
-    std::array<verbs::Sge, kFewSge> sges;
-    for (int i = 0; i < wr->num_sge; ++i) sges[static_cast<size_t>(i)] = {wr->sg_list[i].addr, wr->sg_list[i].length, LKey(wr->sg_list[i].lkey)};
-    const verbs::RecvWr one{wr->wr_id, std::span<const verbs::Sge>(sges.data(), static_cast<size_t>(wr->num_sge))};
-    size_t bad = 0;
-    Status s = post(std::span<const verbs::RecvWr>(&one, 1), &bad);
-    if (!s.ok()) {
-      *bad_wr = wr;
-      return s.to_errno();
-    }
-    return 0;
-  }
-  std::array<verbs::RecvWr, kBatch> wrs;
+[[gnu::noinline]] int post_receive_list(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
+  Slots<verbs::RecvWr, kBatch> wrs;
   std::array<ibv_recv_wr*, kBatch> src;
-  std::array<verbs::Sge, kMaxSge * 2> sges;
+  SgeSlots<kMaxSge * 2> sges;
   while (wr != nullptr) {
     size_t n = 0, used = 0;
     for (; wr != nullptr && n < kBatch; wr = wr->next) {
@@ -161,20 +196,33 @@ int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
         break;
       }
       const size_t need = static_cast<size_t>(wr->num_sge);
-      if (used + need > sges.size()) break;
-      for (size_t i = 0; i < need; ++i)
-        sges[used + i] = {wr->sg_list[i].addr, wr->sg_list[i].length, LKey(wr->sg_list[i].lkey)};
-      wrs[n] = verbs::RecvWr{wr->wr_id, std::span<const verbs::Sge>(&sges[used], need)};
+      if (used + need > kMaxSge * 2) break;
+      wrs.put(n, {wr->wr_id, convert_sges(wr->sg_list, need, sges, used)});
       src[n] = wr;
       used += need;
       ++n;
     }
     size_t bad = 0;
-    Status s = post(std::span<const verbs::RecvWr>(wrs.data(), n), &bad);
+    Status s = post(wrs.span(0, n), &bad);
     if (!s.ok()) {
       *bad_wr = src[bad];
       return s.to_errno();
     }
+  }
+  return 0;
+}
+
+template <class Post>
+int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
+  if (wr == nullptr || wr->next != nullptr || wr->num_sge < 0 || wr->num_sge > kFewSge)
+    return post_receive_list(wr, bad_wr, post);
+  SgeSlots<kFewSge> sges;
+  const verbs::RecvWr one{wr->wr_id, convert_sges(wr->sg_list, static_cast<size_t>(wr->num_sge), sges, 0)};
+  size_t bad = 0;
+  Status s = post(std::span<const verbs::RecvWr>(&one, 1), &bad);
+  if (!s.ok()) {
+    *bad_wr = wr;
+    return s.to_errno();
   }
   return 0;
 }

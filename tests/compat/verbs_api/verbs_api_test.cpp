@@ -7,6 +7,9 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -312,6 +315,162 @@ TEST_F(Verbs, ExtendedCqAndQpApisMoveDataWithTimestamps) {
   EXPECT_EQ(ibv_destroy_qp(b), 0);
   EXPECT_EQ(ibv_dereg_mr(mr), 0);
   EXPECT_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+}
+
+// Chains of work requests longer than the drop-in converts at a time (16) and with several
+// SGEs each: every request is posted, completes once, in order, its bytes scattered and
+// gathered where its SGEs say; a poll for many completions drains them across its internal
+// batches. A chain with a bad request posts those before it and points bad_wr at it.
+TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
+  ibv_cq* cq = ibv_create_cq(ctx_, 256, nullptr, nullptr, 0);
+  ASSERT_NE(cq, nullptr);
+  ibv_qp_init_attr qa{};
+  qa.send_cq = cq;
+  qa.recv_cq = cq;
+  qa.cap = {64, 64, 4, 4, 0};
+  qa.qp_type = IBV_QPT_RC;
+  ibv_qp* a = ibv_create_qp(pd_, &qa);
+  ASSERT_NE(a, nullptr);
+  ibv_qp* b = ibv_create_qp(pd_, &qa);
+  ASSERT_NE(b, nullptr);
+  connect(a, b->qp_num);
+  connect(b, a->qp_num);
+  std::vector<uint8_t> buf(1 << 16, 0);
+  ibv_mr* mr = ibv_reg_mr(pd_, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  ASSERT_NE(mr, nullptr);
+  const auto at = [&](size_t off) { return reinterpret_cast<uint64_t>(buf.data() + off); };
+  // Each message is 24 bytes, "message NN" padded: gathered from three SGEs of 8 bytes, out
+  // of order in the buffer, and scattered into a receive's two SGEs (4 bytes, then 20).
+  constexpr size_t kN = 40;
+  std::vector<ibv_recv_wr> recvs(kN);
+  std::vector<std::array<ibv_sge, 2>> rsges(kN);
+  std::vector<ibv_send_wr> sends(kN);
+  std::vector<std::array<ibv_sge, 3>> ssges(kN);
+  for (size_t i = 0; i < kN; ++i) {
+    char text[25] = {};
+    std::snprintf(text, sizeof text, "message %02d ..............", static_cast<int>(i));
+    const size_t src = 1024 + 32 * i;
+    std::memcpy(buf.data() + src + 16, text, 8);  // the pieces lie in the order 2, 0, 1
+    std::memcpy(buf.data() + src, text + 8, 8);
+    std::memcpy(buf.data() + src + 8, text + 16, 8);
+    ssges[i] = {ibv_sge{at(src + 16), 8, mr->lkey}, ibv_sge{at(src), 8, mr->lkey}, ibv_sge{at(src + 8), 8, mr->lkey}};
+    sends[i] = {};
+    sends[i].wr_id = i;
+    sends[i].sg_list = ssges[i].data();
+    sends[i].num_sge = 3;
+    sends[i].opcode = IBV_WR_SEND;
+    sends[i].send_flags = IBV_SEND_SIGNALED;
+    sends[i].next = i + 1 < kN ? &sends[i + 1] : nullptr;
+    const size_t dst = 8192 + 64 * i;
+    rsges[i] = {ibv_sge{at(dst), 4, mr->lkey}, ibv_sge{at(dst + 32), 20, mr->lkey}};
+    recvs[i] = {};
+    recvs[i].wr_id = 1000 + i;
+    recvs[i].sg_list = rsges[i].data();
+    recvs[i].num_sge = 2;
+    recvs[i].next = i + 1 < kN ? &recvs[i + 1] : nullptr;
+  }
+  ibv_recv_wr* bad_r = nullptr;
+  ASSERT_EQ(ibv_post_recv(b, recvs.data(), &bad_r), 0);
+  ibv_send_wr* bad_s = nullptr;
+  ASSERT_EQ(ibv_post_send(a, sends.data(), &bad_s), 0);
+
+  // Polls for up to 32 at a time until `count` completions came (or ~2 s of spinning).
+  const auto drain = [&](size_t count) {
+    std::vector<ibv_wc> got;
+    ibv_wc wc[32];
+    for (int spins = 0; got.size() < count && spins < 20000000; ++spins) {
+      const int n = ibv_poll_cq(cq, 32, wc);
+      EXPECT_GE(n, 0);
+      got.insert(got.end(), wc, wc + std::max(n, 0));
+    }
+    return got;
+  };
+  const std::vector<ibv_wc> got = drain(2 * kN);
+  ASSERT_EQ(got.size(), 2u * kN);
+  uint64_t next_send = 0, next_recv = 1000;
+  for (const ibv_wc& wc : got) {
+    ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status) << " wr_id " << wc.wr_id;
+    if (wc.opcode == IBV_WC_SEND) {
+      EXPECT_EQ(wc.wr_id, next_send++);
+      EXPECT_EQ(wc.qp_num, a->qp_num);
+    } else {
+      ASSERT_EQ(wc.opcode, IBV_WC_RECV);
+      EXPECT_EQ(wc.wr_id, next_recv++);
+      EXPECT_EQ(wc.byte_len, 24u);
+      EXPECT_EQ(wc.qp_num, b->qp_num);
+      EXPECT_EQ(wc.src_qp, a->qp_num);
+      EXPECT_EQ(wc.wc_flags & IBV_WC_WITH_IMM, 0u);
+    }
+  }
+  EXPECT_EQ(next_send, kN);
+  EXPECT_EQ(next_recv, 1000u + kN);
+  for (size_t i = 0; i < kN; ++i) {
+    char want[25] = {};
+    std::snprintf(want, sizeof want, "message %02d ..............", static_cast<int>(i));
+    const size_t dst = 8192 + 64 * i;
+    EXPECT_EQ(std::string(reinterpret_cast<char*>(buf.data() + dst), 4) +
+                  std::string(reinterpret_cast<char*>(buf.data() + dst + 32), 20),
+              std::string(want, 24))
+        << "message " << i;
+  }
+
+  // A chain of 20 WRITEs whose 18th has an opcode softib does not have (TSO): the 17 before
+  // it are posted and land, bad_wr points at it, and nothing after it is posted.
+  std::vector<ibv_send_wr> writes(20);
+  std::vector<ibv_sge> wsges(20);
+  for (size_t i = 0; i < writes.size(); ++i) {
+    buf[2048 + i] = static_cast<uint8_t>(0xA0 + i);
+    wsges[i] = {at(2048 + i), 1, mr->lkey};
+    writes[i] = {};
+    writes[i].wr_id = 500 + i;
+    writes[i].sg_list = &wsges[i];
+    writes[i].num_sge = 1;
+    writes[i].opcode = i == 17 ? IBV_WR_TSO : IBV_WR_RDMA_WRITE;
+    writes[i].send_flags = IBV_SEND_SIGNALED;
+    writes[i].wr.rdma.remote_addr = at(16384 + i);
+    writes[i].wr.rdma.rkey = mr->rkey;
+    writes[i].next = i + 1 < writes.size() ? &writes[i + 1] : nullptr;
+  }
+  bad_s = nullptr;
+  EXPECT_EQ(ibv_post_send(a, writes.data(), &bad_s), EINVAL);
+  EXPECT_EQ(bad_s, &writes[17]);
+  const std::vector<ibv_wc> written = drain(17);
+  ASSERT_EQ(written.size(), 17u);
+  for (size_t i = 0; i < written.size(); ++i) {
+    EXPECT_EQ(written[i].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(written[i].wr_id, 500 + i);
+    EXPECT_EQ(written[i].opcode, IBV_WC_RDMA_WRITE);
+    EXPECT_EQ(buf[16384 + i], static_cast<uint8_t>(0xA0 + i));
+  }
+  EXPECT_EQ(buf[16384 + 17], 0) << "the bad request was not sent";
+  EXPECT_EQ(buf[16384 + 18], 0) << "nor one after it";
+
+  // A chain of receives whose fourth has a negative SGE count: three are posted (a QP moved
+  // to Error flushes exactly those), bad_wr points at the fourth.
+  for (size_t i = 0; i < 6; ++i) {
+    recvs[i].wr_id = 2000 + i;
+    recvs[i].num_sge = i == 3 ? -1 : 2;
+    recvs[i].next = i + 1 < 6 ? &recvs[i + 1] : nullptr;
+  }
+  bad_r = nullptr;
+  EXPECT_EQ(ibv_post_recv(b, recvs.data(), &bad_r), EINVAL);
+  EXPECT_EQ(bad_r, &recvs[3]);
+  ibv_qp_attr err{};
+  err.qp_state = IBV_QPS_ERR;
+  ASSERT_EQ(ibv_modify_qp(b, &err, IBV_QP_STATE), 0);
+  const std::vector<ibv_wc> flushed = drain(3);
+  ASSERT_EQ(flushed.size(), 3u);
+  for (size_t i = 0; i < flushed.size(); ++i) {
+    EXPECT_EQ(flushed[i].status, IBV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(flushed[i].wr_id, 2000 + i);
+  }
+  ibv_wc extra{};
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &extra), 0) << "wr_id " << extra.wr_id;
+
+  EXPECT_EQ(ibv_destroy_qp(a), 0);
+  EXPECT_EQ(ibv_destroy_qp(b), 0);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+  EXPECT_EQ(ibv_destroy_cq(cq), 0);
 }
 
 TEST_F(Verbs, CompletionChannelsAreRealFdsAndEventsAreAcknowledged) {
