@@ -244,15 +244,9 @@ int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad_wr) {
 
 // ---- polls ----
 
-int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
-  if (num_entries <= 0) return 0;
-  Cq* q = from(cq);
-  if (num_entries == 1) {  // a latency loop's poll: one completion, no batch to construct
-    verbs::WorkCompletion one;
-    if (q->ctx->core->poll_cq(q->core, std::span(&one, 1)) == 0) return 0;
-    to_ibv(one, wc);
-    return 1;
-  }
+// A poll for more than one completion, through a per-thread batch. Out of line, as
+// post_send_list, so that a one-completion poll saves no registers for it.
+[[gnu::noinline]] int poll_cq_batch(Cq* q, int num_entries, ibv_wc* wc) {
   // Per thread, built once: a polling loop calls this millions of times, and constructing a
   // fresh batch each time cost more than the poll (threads may poll one CQ together).
   thread_local std::array<verbs::WorkCompletion, kBatch> batch;
@@ -265,6 +259,15 @@ int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
     if (n < want) break;
   }
   return total;
+}
+
+int poll_cq(ibv_cq* cq, int num_entries, ibv_wc* wc) {
+  Cq* q = from(cq);
+  if (num_entries != 1) return num_entries <= 0 ? 0 : poll_cq_batch(q, num_entries, wc);
+  verbs::WorkCompletion one;  // a latency loop's poll: one completion, no batch
+  if (q->ctx->core->poll_cq(q->core, std::span(&one, 1)) == 0) return 0;
+  to_ibv(one, wc);
+  return 1;
 }
 
 int req_notify_cq(ibv_cq* cq, int solicited_only) {
