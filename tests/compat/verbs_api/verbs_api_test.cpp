@@ -87,6 +87,16 @@ class Verbs : public ::testing::Test {
     return a.lid;
   }
 
+  // An RC QP whose sends and receives complete on `cq`; null on failure (errno set).
+  ibv_qp* rc_qp(ibv_cq* cq, ibv_qp_cap cap) {
+    ibv_qp_init_attr qa{};
+    qa.send_cq = cq;
+    qa.recv_cq = cq;
+    qa.cap = cap;
+    qa.qp_type = IBV_QPT_RC;
+    return ibv_create_qp(pd_, &qa);
+  }
+
   // RESET -> INIT -> RTR -> RTS, connected to `peer` on this port.
   void connect(ibv_qp* qp, uint32_t peer_qpn) {
     ibv_qp_attr a{};
@@ -324,14 +334,9 @@ TEST_F(Verbs, ExtendedCqAndQpApisMoveDataWithTimestamps) {
 TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
   ibv_cq* cq = ibv_create_cq(ctx_, 256, nullptr, nullptr, 0);
   ASSERT_NE(cq, nullptr);
-  ibv_qp_init_attr qa{};
-  qa.send_cq = cq;
-  qa.recv_cq = cq;
-  qa.cap = {64, 64, 4, 4, 0};
-  qa.qp_type = IBV_QPT_RC;
-  ibv_qp* a = ibv_create_qp(pd_, &qa);
+  ibv_qp* a = rc_qp(cq, {64, 64, 4, 4, 0});
   ASSERT_NE(a, nullptr);
-  ibv_qp* b = ibv_create_qp(pd_, &qa);
+  ibv_qp* b = rc_qp(cq, {64, 64, 4, 4, 0});
   ASSERT_NE(b, nullptr);
   connect(a, b->qp_num);
   connect(b, a->qp_num);
@@ -480,12 +485,7 @@ TEST_F(Verbs, CompletionChannelsAreRealFdsAndEventsAreAcknowledged) {
   ibv_cq* cq = ibv_create_cq(ctx_, 16, &marker, ch, 0);
   ASSERT_NE(cq, nullptr);
   EXPECT_EQ(ibv_destroy_comp_channel(ch), EBUSY) << "in use (libibverbs returns it, errno untouched)";
-  ibv_qp_init_attr qa{};
-  qa.send_cq = cq;
-  qa.recv_cq = cq;
-  qa.cap = {4, 4, 1, 1, 0};
-  qa.qp_type = IBV_QPT_RC;
-  ibv_qp* a = ibv_create_qp(pd_, &qa);
+  ibv_qp* a = rc_qp(cq, {4, 4, 1, 1, 0});
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(ibv_qp_to_qp_ex(a), nullptr) << "made without IBV_QP_INIT_ATTR_SEND_OPS_FLAGS";
   connect(a, a->qp_num);  // to itself
