@@ -353,7 +353,7 @@ TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
   std::vector<std::array<ibv_sge, 3>> ssges(kN);
   for (size_t i = 0; i < kN; ++i) {
     char text[25] = {};
-    std::snprintf(text, sizeof text, "message %02d ..............", static_cast<int>(i));
+    std::snprintf(text, sizeof text, "message %02d .............", static_cast<int>(i));
     const size_t src = 1024 + 32 * i;
     std::memcpy(buf.data() + src + 16, text, 8);  // the pieces lie in the order 2, 0, 1
     std::memcpy(buf.data() + src, text + 8, 8);
@@ -411,7 +411,7 @@ TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
   EXPECT_EQ(next_recv, 1000u + kN);
   for (size_t i = 0; i < kN; ++i) {
     char want[25] = {};
-    std::snprintf(want, sizeof want, "message %02d ..............", static_cast<int>(i));
+    std::snprintf(want, sizeof want, "message %02d .............", static_cast<int>(i));
     const size_t dst = 8192 + 64 * i;
     EXPECT_EQ(std::string(reinterpret_cast<char*>(buf.data() + dst), 4) +
                   std::string(reinterpret_cast<char*>(buf.data() + dst + 32), 20),
