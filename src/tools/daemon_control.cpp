@@ -148,15 +148,11 @@ Result<void> down_by_pid_file(const std::string& dir, const std::string& name, D
   return wait_gone(pidfd, static_cast<pid_t>(pid), timeout, name);
 }
 
-}  // namespace
-
-Result<void> down(const std::string& fabric, Duration timeout, const std::string& runtime_dir) {
-  auto name = ipc::fabric_name(fabric);
-  if (!name) return Err{name.error()};
-  const std::string dir = runtime_dir.empty() ? ipc::runtime_dir(*name) : runtime_dir;
+// Asks the daemon to stop and waits for it to be gone.
+Result<void> stop(const std::string& name, const std::string& dir, Duration timeout) {
   const std::string socket = dir + "/softibd.sock";
-  auto c = ipc::Connection::open(*name, "softib down", socket);
-  if (!c && c.error().code() == Code::kUnsupported) return down_by_pid_file(dir, *name, timeout);
+  auto c = ipc::Connection::open(name, "softib down", socket);
+  if (!c && c.error().code() == Code::kUnsupported) return down_by_pid_file(dir, name, timeout);
   if (!c) return Err{c.error()};
   const uint32_t pid = [&] {
     auto info = c->fabric_info();
@@ -166,7 +162,31 @@ Result<void> down(const std::string& fabric, Duration timeout, const std::string
   const int pidfd = pid ? open_pidfd(static_cast<pid_t>(pid)) : -1;
   SOFTIB_TRY(c->shutdown());
   if (pidfd < 0) return {};  // it was already gone (or we cannot watch it): shutdown was acknowledged
-  return wait_gone(pidfd, static_cast<pid_t>(pid), timeout, *name);
+  return wait_gone(pidfd, static_cast<pid_t>(pid), timeout, name);
+}
+
+// After a stop, the fabric's runtime directory goes too, unless its log has something to
+// say: a softibd that logged nothing leaves only an empty softibd.log, and each fabric name
+// ever brought up left a directory behind (bench/dropin.py names one per run). rmdir fails,
+// harmlessly, on anything else left there.
+void tidy_runtime_dir(const std::string& dir) {
+  std::error_code ec;
+  const std::string log = dir + "/softibd.log";
+  if (std::filesystem::is_regular_file(log, ec) && std::filesystem::file_size(log, ec) == 0 && !ec)
+    std::filesystem::remove(log, ec);
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace
+
+Result<void> down(const std::string& fabric, Duration timeout, const std::string& runtime_dir) {
+  auto name = ipc::fabric_name(fabric);
+  if (!name) return Err{name.error()};
+  const std::string dir = runtime_dir.empty() ? ipc::runtime_dir(*name) : runtime_dir;
+  Result<void> stopped = stop(*name, dir, timeout);
+  // Only the directory softib chose itself: one given with --runtime-dir is the caller's.
+  if (stopped && runtime_dir.empty()) tidy_runtime_dir(dir);
+  return stopped;
 }
 
 }  // namespace softib::tools

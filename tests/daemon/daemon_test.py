@@ -97,6 +97,10 @@ def test_lifecycle(softib):
         run_ok(fab, "down")
         check(not os.path.exists(sock), "down removes the socket")
         check(fab.daemon_pid() is None, "down stops the daemon")
+        # Its log was empty (nothing went wrong), so its runtime directory goes too: each
+        # fabric name brought up used to leave one behind.
+        check(not os.path.exists(os.path.dirname(sock)), f"down removes {os.path.dirname(sock)}: "
+              f"{os.listdir(os.path.dirname(sock)) if os.path.isdir(os.path.dirname(sock)) else ''}")
         r = fab.run("down")
         check(r.returncode == 3, f"down with no daemon exits 3: {r.returncode} {r.stderr}")
         bad = fab.run("up", "/no/such/file.net")
