@@ -38,7 +38,14 @@ the paths counted (a message that a post's step or the engine takes first starts
 native anchor does (`bench_verbs lat --size 2 --perftest`: every send signaled and awaited
 right after its post, no inline data): its path also takes the peer's ACK.
 
-  python3 bench/instructions.py [--mode rate|lat|critical] [--perftest] [--iters N] [--bench PATH]
+--dropin (critical only) counts the same path through the drop-in libibverbs.so.1: perftest's
+own `ib_send_lat -s 2` on a private fabric of the critpath build (`softib up`, both sides under
+callgrind, host-a the server and answering side), so that bench/dropin.py's comparison can be
+read in instructions: its "path" against --perftest's, the drop-in's post_send, post_recv and
+poll_cq (inclusive: the core's work they call included), and "ib_send_lat" perftest's own
+code (its self cost, in its binary).
+
+  python3 bench/instructions.py [--mode rate|lat|critical] [--perftest | --dropin] [--iters N] [--bench PATH]
 
 Needs valgrind (apt install valgrind); a run of the default 200,000 messages takes seconds.
 """
@@ -68,6 +75,10 @@ FUNCTIONS = {
     "parse_transport_frame": "softib::packet::parse_transport_frame(",
     "QueuePair::post_recv": "softib::QueuePair::post_recv(",
     "Context::poll_cq": "softib::provider::Context::poll_cq(",  # a poll, the inline step it runs included
+    # --dropin: the drop-in's ibv_context_ops slots (src/compat/verbs/datapath.cpp).
+    "drop-in post_send": "softib::compat::(anonymous namespace)::post_send(",
+    "drop-in post_recv": "softib::compat::(anonymous namespace)::post_recv(",
+    "drop-in poll_cq": "softib::compat::(anonymous namespace)::poll_cq(",
     # The whole of one side's loop in bench_verbs (posts, polls and what they run): the
     # figure to set against another transport's instructions a message.
     "loop": ("(anonymous namespace)::rate((anonymous namespace)::Side&",
@@ -156,11 +167,55 @@ def sides(mode, per_process):
     return named
 
 
+def perftest_self(self_text):
+    """perftest's own instructions (its binary's functions, unnamed: Debian strips it) from
+    `callgrind_annotate --inclusive=no` output."""
+    total = 0
+    for line in self_text.splitlines():
+        m = LINE.match(line)
+        if m and "[/usr/bin/ib_send_lat]" in m.group(2):
+            total += int(m.group(1).replace(",", ""))
+    return total
+
+
+def dropin_profiles(args, d):
+    """--dropin: runs perftest's ib_send_lat through the critpath build's drop-in on a private
+    fabric, both sides under callgrind; returns the server's (the answering side's) profile."""
+    sys.path.insert(0, HERE)
+    from datapath import free_port, run, spawn, stop, wait_listening  # noqa: E402  (one copy of them)
+    softib = os.path.join(TOP, "build", "critpath", "bin", "softib")
+    fabric = f"instructions-{os.getpid()}"
+    rc, out, err = run([softib, "--fabric", fabric, "up"], timeout=60)
+    if rc != 0:
+        sys.exit(f"instructions.py: softib up failed: {(err or out)[-2000:]}")
+    server = None
+    try:
+        def on(host, name, extra):
+            return [softib, "--fabric", fabric, "run", "--device", host, "--", "valgrind", "--tool=callgrind",
+                    "--collect-atstart=no", f"--callgrind-out-file={d}/{name}.%p", "ib_send_lat", "-s", "2",
+                    "-n", str(args.iters), *extra]
+        port = free_port()
+        server = spawn(on("host-a", "server", ["-p", str(port)]))
+        if not wait_listening(server, port, "ib_send_lat server", timeout=120.0):
+            sys.exit(f"instructions.py: the ib_send_lat server exited: {server.stderr.read()[-2000:]}")
+        rc, out, err = run(on("host-b", "client", ["-p", str(port), "127.0.0.1"]), timeout=1800)
+        if rc != 0:
+            sys.exit(f"instructions.py: the ib_send_lat client failed: {(err or out)[-2000:]}")
+        server.wait(timeout=120)
+    finally:
+        if server is not None:
+            stop(server)
+        run([softib, "--fabric", fabric, "down"], timeout=30)
+    return sorted(f for f in glob.glob(os.path.join(d, "server.*")) if os.path.getsize(f) > 0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", choices=["rate", "lat", "critical"], default="rate")
     ap.add_argument("--iters", type=int, default=200000)
     ap.add_argument("--perftest", action="store_true", help="lat/critical: perftest's ib_send_lat loop")
+    ap.add_argument("--dropin", action="store_true",
+                    help="critical: perftest's own ib_send_lat through the drop-in libibverbs.so.1")
     ap.add_argument("--bench", help="bench_verbs to run (default: build/release's; build/critpath's, built "
                                     "here, for --mode critical)")
     args = ap.parse_args()
@@ -171,8 +226,9 @@ def main():
         preset = "critpath" if args.mode == "critical" else "release"
         args.bench = os.path.join(TOP, "build", preset, "bench", "bench_verbs")
         if args.mode == "critical":
+            targets = ["bench_verbs", "softibd"] + (["softib", "softib_ibverbs"] if args.dropin else [])
             for step in (["cmake", "--preset", "critpath"],
-                         ["cmake", "--build", "--preset", "critpath", "--target", "bench_verbs", "softibd"]):
+                         ["cmake", "--build", "--preset", "critpath", "--target", *targets]):
                 built = subprocess.run(step, cwd=TOP, capture_output=True, text=True)
                 if built.returncode != 0:
                     sys.exit(f"instructions.py: {' '.join(step)} failed:\n{(built.stdout + built.stderr)[-2000:]}")
@@ -180,11 +236,44 @@ def main():
         sys.exit(f"instructions.py: no {args.bench} (make release)")
     if args.perftest and args.mode == "rate":
         sys.exit("instructions.py: --perftest is for --mode lat or critical")
+    if args.dropin and (args.mode != "critical" or args.perftest):
+        sys.exit("instructions.py: --dropin is for --mode critical, without --perftest")
+    if args.dropin and shutil.which("ib_send_lat") is None:
+        sys.exit("instructions.py: --dropin needs perftest (apt install perftest)")
     size = 64 if args.mode == "rate" else 2 if args.perftest else 8
     bench_mode = "lat" if args.mode == "critical" else args.mode
     extra = ["--perftest"] if args.perftest else []
     collect = ["--collect-atstart=no"] if args.mode == "critical" else []
+    if args.dropin:
+        args.iters = min(args.iters, 50000)  # perftest's own loop, not bench_verbs': ~2 min under callgrind
+        size = 2
     with tempfile.TemporaryDirectory(prefix="softib-callgrind-") as d:
+        if args.dropin:
+            per_process = []
+            for f in dropin_profiles(args, d):
+                text = subprocess.run(["callgrind_annotate", "--inclusive=yes", f], capture_output=True, text=True,
+                                      check=True).stdout
+                if profiled_program(text) != "ib_send_lat":
+                    continue
+                counts = inclusive_counts(text)
+                counts["ib_send_lat"] = perftest_self(subprocess.run(
+                    ["callgrind_annotate", "--inclusive=no", "--threshold=100", f], capture_output=True, text=True,
+                    check=True).stdout)
+                tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", "--threshold=100", f],
+                                      capture_output=True, text=True, check=True).stdout
+                counts["paths"] = path_count(tree) or 0
+                per_process.append((profiled_pid(text) or 0, counts))
+            for _, counts in per_process[:1]:
+                n = counts.pop("paths", 0)
+                if n == 0:
+                    sys.exit("instructions.py: no critical path counted in the ib_send_lat server")
+                for function, value in counts.items():
+                    print(json.dumps({"bench": "instructions_per_message", "mode": "critical", "size": size,
+                                      "side": "answering", "program": "ib_send_lat (drop-in)", "function": function,
+                                      "value": round(value / n, 1), "messages": n}))
+            if not per_process:
+                sys.exit("instructions.py: no profile of the ib_send_lat server")
+            return
         cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", *collect, f"--callgrind-out-file={d}/cg.%p",
                args.bench, bench_mode, "--size", str(size), "--iters", str(args.iters), *extra]
         run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
