@@ -5,7 +5,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from instructions import inclusive_counts, messages, path_count, profiled_pid, profiled_program, sides  # noqa: E402
+from instructions import (inclusive_counts, messages, path_count, perftest_self, profiled_pid,  # noqa: E402
+                          profiled_program, sides)
 
 # The shape of `callgrind_annotate --inclusive=yes` output (trimmed from a real run).
 SENDER = """\
@@ -66,6 +67,31 @@ class Reading(unittest.TestCase):
 """
         self.assertEqual(path_count(tree), 21_793)
         self.assertIsNone(path_count(SENDER))  # a build without the marks
+
+    def test_the_drop_in_reads_perftests_server_and_its_own_slots(self):
+        # --dropin: the shape of the ib_send_lat server's listings (trimmed from a real run).
+        inclusive = """\
+Profiled target:  ib_send_lat -s 2 -n 50000 -p 22458 (PID 10287, part 1)
+102,809,773 (100.0%)  PROGRAM TOTALS
+61,702,520 (60.02%)  /work/main/src/compat/verbs/datapath.cpp:softib::compat::(anonymous namespace)::poll_cq(ibv_cq*, int, ibv_wc*)
+61,073,981 (59.40%)  src/compat/verbs/datapath.cpp:softib::compat::(anonymous namespace)::poll_cq(ibv_cq*, int, ibv_wc*) [/w/lib/libibverbs.so.1.14.44.0]
+27,364,730 (26.62%)  /work/main/src/compat/verbs/datapath.cpp:softib::compat::(anonymous namespace)::post_send(ibv_qp*, ibv_send_wr*, ibv_send_wr**)
+ 9,114,270 ( 8.87%)  src/compat/verbs/datapath.cpp:softib::compat::(anonymous namespace)::post_recv(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**) [/w/lib/libibverbs.so.1.14.44.0]
+ 8,900,320 ( 8.66%)  src/compat/verbs/datapath.cpp:int softib::compat::(anonymous namespace)::post_receives<softib::compat::(anonymous namespace)::post_recv(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**)::{lambda(std::span<softib::verbs::RecvWr const, 18446744073709551615ul>, unsigned long*)#1}>(ibv_recv_wr*, ibv_recv_wr**, softib::compat::(anonymous namespace)::post_recv(ibv_qp*, ibv_recv_wr*, ibv_recv_wr**)::{lambda(std::span<softib::verbs::RecvWr const, 18446744073709551615ul>, unsigned long*)#1}) [/w/lib/libibverbs.so.1.14.44.0]
+"""
+        self.assertEqual(profiled_program(inclusive), "ib_send_lat")
+        counts = inclusive_counts(inclusive)
+        self.assertEqual(counts["path"], 102_809_773)
+        self.assertEqual(counts["drop-in poll_cq"], 61_702_520)
+        self.assertEqual(counts["drop-in post_send"], 27_364_730)
+        # post_recv's own entry, not post_receives' (which names post_recv only inside it).
+        self.assertEqual(counts["drop-in post_recv"], 9_114_270)
+        self_costs = """\
+4,628,253 ( 4.50%)  ???:0x0000000000023100 [/usr/bin/ib_send_lat]
+3,157,907 ( 3.07%)  src/compat/verbs/datapath.cpp:softib::compat::(anonymous namespace)::post_send(ibv_qp*, ibv_send_wr*, ibv_send_wr**) [/w/lib/libibverbs.so.1.14.44.0]
+   12,000 ( 0.01%)  ???:0x0000000000023400 [/usr/bin/ib_send_lat]
+"""
+        self.assertEqual(perftest_self(self_costs), 4_640_253)
 
     def test_messages_follow_bench_verbs_warm_up(self):
         self.assertEqual(messages("rate", 200000), 220000)
