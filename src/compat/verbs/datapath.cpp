@@ -138,7 +138,9 @@ int post_one_send(Qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
     size_t n = 0, used = 0;
     for (; wr != nullptr && n < kBatch; wr = wr->next) {
       const size_t need = wr->num_sge > 0 ? static_cast<size_t>(wr->num_sge) : 0;
-      if (used + need > kMaxSge * 2) break;
+      // Out of room: post what came before. Never for the first (convert_send refuses more
+      // than kMaxSge): a break there posted nothing and came back to it for ever.
+      if (n > 0 && used + need > kMaxSge * 2) break;
       if (!convert_send(*wr, &wrs.put(n, verbs::SendWr{}), sges, used)) {
         if (n == 0) {
           *bad_wr = wr;

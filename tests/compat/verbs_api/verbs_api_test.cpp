@@ -450,6 +450,24 @@ TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
   EXPECT_EQ(buf[16384 + 17], 0) << "the bad request was not sent";
   EXPECT_EQ(buf[16384 + 18], 0) << "nor one after it";
 
+  // More SGEs than any QP has (the list path's room is 64): EINVAL, not a post of nothing
+  // repeated for ever (it hung until 2026-11-29).
+  ibv_send_wr many = writes[0];
+  many.next = nullptr;
+  many.num_sge = 100;
+  bad_s = nullptr;
+  EXPECT_EQ(ibv_post_send(a, &many, &bad_s), EINVAL);
+  EXPECT_EQ(bad_s, &many);
+  writes[1].num_sge = 100;  // and as the second of a chain: the first is posted
+  writes[0].next = &writes[1];
+  writes[1].next = nullptr;
+  bad_s = nullptr;
+  EXPECT_EQ(ibv_post_send(a, writes.data(), &bad_s), EINVAL);
+  EXPECT_EQ(bad_s, &writes[1]);
+  const std::vector<ibv_wc> first = drain(1);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].wr_id, 500u);
+
   // A chain of receives whose fourth has a negative SGE count: three are posted (a QP moved
   // to Error flushes exactly those), bad_wr points at the fourth.
   for (size_t i = 0; i < 6; ++i) {
