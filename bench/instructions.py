@@ -167,6 +167,12 @@ def sides(mode, per_process):
     return named
 
 
+def annotate(profile, *options):
+    """callgrind_annotate's listing of `profile` with `options`."""
+    return subprocess.run(["callgrind_annotate", *options, profile], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def perftest_self(self_text):
     """perftest's own instructions (its binary's functions, unnamed: Debian strips it) from
     `callgrind_annotate --inclusive=no` output."""
@@ -240,71 +246,50 @@ def main():
         sys.exit("instructions.py: --dropin is for --mode critical, without --perftest")
     if args.dropin and shutil.which("ib_send_lat") is None:
         sys.exit("instructions.py: --dropin needs perftest (apt install perftest)")
-    size = 64 if args.mode == "rate" else 2 if args.perftest else 8
+    size = 64 if args.mode == "rate" else 2 if args.perftest or args.dropin else 8
     bench_mode = "lat" if args.mode == "critical" else args.mode
     extra = ["--perftest"] if args.perftest else []
     collect = ["--collect-atstart=no"] if args.mode == "critical" else []
     if args.dropin:
         args.iters = min(args.iters, 50000)  # perftest's own loop, not bench_verbs': ~2 min under callgrind
-        size = 2
     with tempfile.TemporaryDirectory(prefix="softib-callgrind-") as d:
         if args.dropin:
-            per_process = []
-            for f in dropin_profiles(args, d):
-                text = subprocess.run(["callgrind_annotate", "--inclusive=yes", f], capture_output=True, text=True,
-                                      check=True).stdout
-                if profiled_program(text) != "ib_send_lat":
-                    continue
-                counts = inclusive_counts(text)
-                counts["ib_send_lat"] = perftest_self(subprocess.run(
-                    ["callgrind_annotate", "--inclusive=no", "--threshold=100", f], capture_output=True, text=True,
-                    check=True).stdout)
-                tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", "--threshold=100", f],
-                                      capture_output=True, text=True, check=True).stdout
-                counts["paths"] = path_count(tree) or 0
-                per_process.append((profiled_pid(text) or 0, counts))
-            for _, counts in per_process[:1]:
-                n = counts.pop("paths", 0)
-                if n == 0:
-                    sys.exit("instructions.py: no critical path counted in the ib_send_lat server")
-                for function, value in counts.items():
-                    print(json.dumps({"bench": "instructions_per_message", "mode": "critical", "size": size,
-                                      "side": "answering", "program": "ib_send_lat (drop-in)", "function": function,
-                                      "value": round(value / n, 1), "messages": n}))
-            if not per_process:
-                sys.exit("instructions.py: no profile of the ib_send_lat server")
-            return
-        cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", *collect, f"--callgrind-out-file={d}/cg.%p",
-               args.bench, bench_mode, "--size", str(size), "--iters", str(args.iters), *extra]
-        run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
-        if run.returncode != 0:
-            sys.exit(f"instructions.py: {' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
+            files, program = dropin_profiles(args, d), "ib_send_lat"
+        else:
+            cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes", *collect, f"--callgrind-out-file={d}/cg.%p",
+                   args.bench, bench_mode, "--size", str(size), "--iters", str(args.iters), *extra]
+            run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
+            if run.returncode != 0:
+                sys.exit(f"instructions.py: {' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
+            files, program = sorted(glob.glob(os.path.join(d, "cg.*"))), "bench_verbs"
         per_process = []
-        for f in sorted(glob.glob(os.path.join(d, "cg.*"))):
+        for f in files:
             if os.path.getsize(f) == 0:
                 continue  # a process killed before callgrind wrote its profile (softibd at teardown)
-            text = subprocess.run(["callgrind_annotate", "--inclusive=yes", f], capture_output=True, text=True,
-                                  check=True).stdout
-            if profiled_program(text) != "bench_verbs":
+            text = annotate(f, "--inclusive=yes")
+            if profiled_program(text) != program:
                 continue  # softibd
             counts = inclusive_counts(text)
+            if args.dropin:
+                counts["ib_send_lat"] = perftest_self(annotate(f, "--inclusive=no", "--threshold=100"))
             if args.mode == "critical":
                 # --threshold=100: the marker's own cost is tiny, and the default threshold (the
                 # functions that make up 99 % of the cost) left it out of some runs' listing.
-                tree = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--tree=calling", "--threshold=100", f],
-                                      capture_output=True, text=True, check=True).stdout
-                counts["paths"] = path_count(tree) or 0
+                counts["paths"] = path_count(annotate(f, "--inclusive=yes", "--tree=calling", "--threshold=100")) or 0
             per_process.append((profiled_pid(text) or 0, counts))
+    if not per_process:
+        sys.exit(f"instructions.py: no profile of {program}")
     for side, counts in sides(args.mode, per_process):
         # Critical: a message that a step no poll waits on took starts no path (a post's step,
         # the engine's): the paths counted divide, not the messages run.
         n = counts.pop("paths", 0) if args.mode == "critical" else messages(bench_mode, args.iters)
         if n == 0:
-            sys.exit(f"instructions.py: no critical path counted (is {args.bench} a critpath build?)")
+            sys.exit(f"instructions.py: no critical path counted (is {program} running a critpath build?)")
         for function, value in counts.items():
             if function == "path" and args.mode != "critical":
                 continue  # the whole process, setup included: not a figure a message
             print(json.dumps({"bench": "instructions_per_message", "mode": args.mode, "size": size, "side": side,
+                              "program": "ib_send_lat (drop-in)" if args.dropin else "bench_verbs",
                               "function": function, "value": round(value / n, 1), "messages": n}))
 
 

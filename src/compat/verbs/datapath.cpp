@@ -104,6 +104,12 @@ template <size_t N>
 // batch arrays to construct, which cost more than the post itself.
 constexpr int kFewSge = 4;
 
+// The short path's case, for a send or a receive chain: one request, 0 to kFewSge SGEs.
+template <class Wr>
+bool single_and_short(const Wr* wr) {
+  return wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge;
+}
+
 int post_one_send(Qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
   verbs::SendWr one;
   SgeSlots<kFewSge> sges;
@@ -176,9 +182,7 @@ int post_one_send(Qp* q, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
 }
 
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr) {
-  if (wr != nullptr && wr->next == nullptr && wr->num_sge >= 0 && wr->num_sge <= kFewSge)
-    return post_one_send(from(qp), wr, bad_wr);
-  return post_send_list(qp, wr, bad_wr);
+  return single_and_short(wr) ? post_one_send(from(qp), wr, bad_wr) : post_send_list(qp, wr, bad_wr);
 }
 
 // As post_send_list, for receives.
@@ -216,8 +220,7 @@ template <class Post>
 
 template <class Post>
 int post_receives(ibv_recv_wr* wr, ibv_recv_wr** bad_wr, Post post) {
-  if (wr == nullptr || wr->next != nullptr || wr->num_sge < 0 || wr->num_sge > kFewSge)
-    return post_receive_list(wr, bad_wr, post);
+  if (!single_and_short(wr)) return post_receive_list(wr, bad_wr, post);
   SgeSlots<kFewSge> sges;
   const verbs::RecvWr one{wr->wr_id, convert_sges(wr->sg_list, static_cast<size_t>(wr->num_sge), sges, 0)};
   size_t bad = 0;
