@@ -6,7 +6,7 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 TEST_PRESET ?= asan
 FUZZ_SECONDS ?= 10
-FUZZ_TARGETS := roce_v2 packet mad net sm_files ipc rc_receive shm_records
+FUZZ_TARGETS := roce_v2 packet mad net sm_files ipc rc_receive shm_records verbs_ops
 
 .PHONY: help bootstrap bootstrap-bench build release test test-unit tsan fuzz fuzz-smoke demo bench clean
 

@@ -278,6 +278,14 @@ void Device::flush(Qp& qp) {
   qp.req_.send_pos = ring.head();
   qp.req_.send_offset = 0;
   qp.req_.send_started = false;
+  if (qp.resp_.wqe != nullptr) {
+    // A receive WQE the responder had taken for a message that never finished: it was posted
+    // before every WQE still queued, and a queue completes in order (found by fuzz_verbs_ops:
+    // flushed after them, a multi-packet SEND cut short completed its WQE out of order).
+    const verbs::WorkCompletion wc = recv_error(qp, qp.resp_.wqe->wr_id, WcStatus::kWrFlushErr);
+    qp.resp_.wqe = nullptr;
+    complete_recv(qp, wc, false);
+  }
   if (qp.rq_) {
     while (!qp.rq_->empty()) {
       const verbs::WorkCompletion wc = recv_error(qp, qp.rq_->front().wr_id, WcStatus::kWrFlushErr);
@@ -287,12 +295,6 @@ void Device::flush(Qp& qp) {
   } else if (!qp.last_wqe_event_sent_) {
     qp.last_wqe_event_sent_ = true;
     async({verbs::AsyncEventType::kQpLastWqeReached, nullptr, &qp});
-  }
-  if (qp.resp_.wqe != nullptr) {
-    // A receive WQE the responder had taken for a message that never finished.
-    const verbs::WorkCompletion wc = recv_error(qp, qp.resp_.wqe->wr_id, WcStatus::kWrFlushErr);
-    qp.resp_.wqe = nullptr;
-    complete_recv(qp, wc, false);
   }
   qp.flush_pending_ = false;
 }

@@ -397,9 +397,30 @@ TEST_F(RcResponderProtocol, FirstInsideASendIsAnInvalidRequest) {
   EXPECT_EQ(qp->state(), QpState::kError);
   progress();
   const auto wc = poll(rcq);
-  ASSERT_EQ(wc.size(), 2u);  // the one the SEND had taken, and the other
+  ASSERT_EQ(wc.size(), 2u);  // the one the SEND had taken, and the other: in the order posted
+  EXPECT_EQ(wc[0].wr_id, 1u);
   EXPECT_EQ(wc[0].status, WcStatus::kWrFlushErr);
+  EXPECT_EQ(wc[1].wr_id, 2u);
   EXPECT_EQ(wc[1].status, WcStatus::kWrFlushErr);
+}
+
+// A multi-packet SEND cut short by the QP's move to Error: the receive WQE it had taken was
+// posted first, so it is flushed first (a queue completes in order; it came after the queued
+// ones until fuzz_verbs_ops found it).
+TEST_F(RcResponderProtocol, ASendCutShortFlushesItsReceiveWqeFirst) {
+  for (uint64_t id = 1; id <= 3; ++id) post_recv(qp, id, 4096 * id, 1024);
+  deliver(req(Opcode::kRcSendFirst, 0), bytes(0, 256));
+  deliver(req(Opcode::kRcSendMiddle, 1), bytes(256, 256));
+  QpAttr at;
+  at.qp_state = QpState::kError;
+  ASSERT_TRUE(device.modify_qp(qp, at, attr::kState).ok());
+  progress();
+  const auto wc = poll(rcq);
+  ASSERT_EQ(wc.size(), 3u);
+  for (size_t i = 0; i < wc.size(); ++i) {
+    EXPECT_EQ(wc[i].wr_id, i + 1);
+    EXPECT_EQ(wc[i].status, WcStatus::kWrFlushErr);
+  }
 }
 
 TEST_F(RcResponderProtocol, ShortFirstPacketIsAnInvalidRequest) {
