@@ -12,12 +12,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "ipc/client.hpp"
+#include "support/random.hpp"
 #include "support/softibd_process.hpp"
 
 namespace {
@@ -490,6 +492,202 @@ TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
   ibv_wc extra{};
   EXPECT_EQ(ibv_poll_cq(cq, 1, &extra), 0) << "wr_id " << extra.wr_id;
 
+  EXPECT_EQ(ibv_destroy_qp(a), 0);
+  EXPECT_EQ(ibv_destroy_qp(b), 0);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+  EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
+// Random chains through the drop-in's post paths (the one-request path and the list path, in
+// batches): every opcode libibverbs has and some it has not, SGE counts from -1 to 100, every
+// flag, keys and bounds good and bad. Whatever a post returns, it returns (the list path once
+// looped for ever), with an errno libibverbs uses and bad_wr inside the chain; the requests
+// before bad_wr are posted and nothing after it. Whenever a bad request has moved a QP to
+// Error (and every 50 rounds), both go to Error, then Reset and are connected again: by then
+// every request posted has completed exactly once, each queue in the order posted, and none
+// that was not posted.
+TEST_F(Verbs, RandomChainsPostUpToTheirFirstRefusalAndCompleteExactlyOnce) {
+  softib::testing::TestRng rng;
+  const auto below = [&](uint64_t n) { return rng.between(0, n - 1); };  // uniform in [0, n)
+  ibv_cq* cq = ibv_create_cq(ctx_, 4096, nullptr, nullptr, 0);
+  ASSERT_NE(cq, nullptr);
+  ibv_qp* a = rc_qp(cq, {128, 128, 4, 4, 64});
+  ASSERT_NE(a, nullptr);
+  ibv_qp* b = rc_qp(cq, {128, 128, 4, 4, 64});
+  ASSERT_NE(b, nullptr);
+  connect(a, b->qp_num);
+  connect(b, a->qp_num);
+  std::vector<uint8_t> buf(1 << 16, 0);
+  ibv_mr* mr = ibv_reg_mr(pd_, buf.data(), buf.size(),
+                          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                              IBV_ACCESS_REMOTE_ATOMIC);
+  ASSERT_NE(mr, nullptr);
+  const auto at = [&](uint64_t off) { return reinterpret_cast<uint64_t>(buf.data()) + off; };
+  // 100 SGEs for sends inside the buffer (inline data is read from them), a few with a bad
+  // key or reaching past the MR; 100 for receives, of 1 KiB (a SEND fits a receive of one);
+  // one of 8 bytes for atomics.
+  std::vector<ibv_sge> sges(100), rsges(100);
+  ibv_sge atomic_sge{at(0), 8, mr->lkey};
+  const auto fill_sges = [&] {
+    for (ibv_sge& g : sges) {
+      g = {at(below(buf.size() - 64)), static_cast<uint32_t>(below(65)), below(300) == 0 ? mr->lkey + 1 : mr->lkey};
+      if (below(300) == 0) g.length = static_cast<uint32_t>(buf.size());  // past the MR's end
+    }
+    for (ibv_sge& g : rsges) g = {at(below(buf.size() / 2)), 1024, below(300) == 0 ? mr->lkey + 1 : mr->lkey};
+    atomic_sge.addr = at(below(buf.size() / 8) * 8);
+  };
+  static constexpr std::array<int, 9> kSgeCounts = {-1, 0, 1, 2, 4, 5, 33, 65, 100};
+  static constexpr std::array<int, 13> kOpcodes = {
+      IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ,
+      IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
+      IBV_WR_SEND_WITH_INV, IBV_WR_TSO, IBV_WR_DRIVER1, 77};
+  const auto some_sges = [&] {
+    // Mostly few (the one-request path's), sometimes any of kSgeCounts.
+    return below(4) != 0 ? static_cast<int>(below(5)) : kSgeCounts[below(kSgeCounts.size())];
+  };
+  std::map<uint64_t, bool> posted;  // wr_id -> is a receive, until it completes
+  uint64_t next_id = 1, last_send = 0, last_recv = 0;
+  size_t cycles = 0, successes = 0, receives_owed = 0;
+  // Checks and forgets what the CQ holds now.
+  const auto take = [&] {
+    ibv_wc wc[64];
+    for (int k; (k = ibv_poll_cq(cq, 64, wc)) != 0;) {
+      ASSERT_GT(k, 0);
+      for (int i = 0; i < k; ++i) {
+        auto it = posted.find(wc[i].wr_id);
+        ASSERT_NE(it, posted.end()) << "a completion for wr_id " << wc[i].wr_id << ", never posted or already completed";
+        ASSERT_EQ(wc[i].qp_num, it->second ? b->qp_num : a->qp_num);
+        uint64_t& last = it->second ? last_recv : last_send;
+        EXPECT_GT(wc[i].wr_id, last) << "out of the order posted";
+        last = wc[i].wr_id;
+        successes += wc[i].status == IBV_WC_SUCCESS;
+        receives_owed -= it->second;
+        posted.erase(it);
+      }
+    }
+  };
+  // What the QPs can still carry out they do (all of it, unless a QP went to Error), then
+  // both go to Error: every request still owed completes (flushed if nothing else). Each
+  // within ~2 s of polling.
+  const auto settle = [&] {
+    for (int spins = 0; posted.size() > receives_owed && spins < 2000000; ++spins) {
+      ASSERT_NO_FATAL_FAILURE(take());
+      ibv_qp_attr qa{};
+      ibv_qp_init_attr qi{};
+      ASSERT_EQ(ibv_query_qp(a, &qa, IBV_QP_STATE, &qi), 0);
+      if (qa.qp_state != IBV_QPS_RTS) break;
+    }
+    ibv_qp_attr err{};
+    err.qp_state = IBV_QPS_ERR;
+    ASSERT_EQ(ibv_modify_qp(a, &err, IBV_QP_STATE), 0);
+    ASSERT_EQ(ibv_modify_qp(b, &err, IBV_QP_STATE), 0);
+    for (int spins = 0; !posted.empty() && spins < 2000000; ++spins) ASSERT_NO_FATAL_FAILURE(take());
+    ASSERT_TRUE(posted.empty()) << posted.size() << " posted requests never completed, the first wr_id "
+                                << posted.begin()->first;
+  };
+  const auto errno_ok = [](int e) { return e == EINVAL || e == ENOMEM || e == EOPNOTSUPP; };
+  for (int round = 0; round < 400; ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    fill_sges();
+    // Enough good receives that a SEND waits for none (an RNR wait would hold the send queue).
+    if (receives_owed < 48) {
+      std::array<ibv_recv_wr, 16> top{};
+      std::array<ibv_sge, 16> tsge{};
+      for (size_t i = 0; i < top.size(); ++i) {
+        tsge[i] = {at(below(buf.size() / 2)), 1024, mr->lkey};
+        top[i].wr_id = next_id++;
+        top[i].sg_list = &tsge[i];
+        top[i].num_sge = 1;
+        top[i].next = i + 1 < top.size() ? &top[i + 1] : nullptr;
+      }
+      ibv_recv_wr* bad = nullptr;
+      ASSERT_EQ(ibv_post_recv(b, top.data(), &bad), 0);
+      for (const ibv_recv_wr& r : top) posted[r.wr_id] = true;
+      receives_owed += top.size();
+    }
+    const size_t n = below(4) == 0 ? 1 + below(40) : 1 + below(3);
+    if (below(3) == 0) {
+      std::vector<ibv_recv_wr> wrs(n);
+      for (size_t i = 0; i < n; ++i) {
+        wrs[i] = {};
+        wrs[i].wr_id = next_id++;
+        wrs[i].num_sge = some_sges();
+        wrs[i].sg_list = rsges.data();
+        wrs[i].next = i + 1 < n ? &wrs[i + 1] : nullptr;
+      }
+      ibv_recv_wr* bad = nullptr;
+      const int rc = ibv_post_recv(b, wrs.data(), &bad);
+      size_t taken = n;
+      if (rc != 0) {
+        ASSERT_TRUE(errno_ok(rc)) << rc;
+        ASSERT_GE(bad, wrs.data());
+        ASSERT_LT(bad, wrs.data() + n);
+        taken = static_cast<size_t>(bad - wrs.data());
+      }
+      for (size_t i = 0; i < taken; ++i) posted[wrs[i].wr_id] = true;
+      receives_owed += taken;
+      continue;
+    }
+    std::vector<ibv_send_wr> wrs(n);
+    for (size_t i = 0; i < n; ++i) {
+      ibv_send_wr& w = wrs[i];
+      w = {};
+      w.wr_id = next_id++;
+      w.opcode = static_cast<ibv_wr_opcode>(kOpcodes[below(below(5) == 0 ? kOpcodes.size() : 7)]);
+      w.num_sge = some_sges();
+      w.sg_list = sges.data();
+      w.send_flags = IBV_SEND_SIGNALED | static_cast<unsigned>(rng.bits(5) & ~uint64_t{IBV_SEND_SIGNALED});
+      w.imm_data = static_cast<uint32_t>(rng.next());
+      if (w.opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+        if (below(30) != 0) {
+          w.sg_list = &atomic_sge;
+          w.num_sge = 1;
+        }
+        w.wr.atomic.remote_addr = at(below(buf.size() / 8) * 8 + (below(100) == 0 ? 4 : 0));
+        w.wr.atomic.rkey = below(100) == 0 ? mr->rkey + 1 : mr->rkey;
+        w.wr.atomic.compare_add = rng.next();
+        w.wr.atomic.swap = rng.next();
+      } else {
+        w.wr.rdma.remote_addr = at(below(100) == 0 ? below(buf.size() + 4096) : below(buf.size() / 2));
+        w.wr.rdma.rkey = below(100) == 0 ? mr->rkey + 1 : mr->rkey;
+      }
+      w.next = i + 1 < n ? &wrs[i + 1] : nullptr;
+    }
+    ibv_send_wr* bad = nullptr;
+    const int rc = ibv_post_send(a, wrs.data(), &bad);
+    size_t taken = n;
+    if (rc != 0) {
+      ASSERT_TRUE(errno_ok(rc)) << rc;
+      ASSERT_GE(bad, wrs.data());
+      ASSERT_LT(bad, wrs.data() + n);
+      taken = static_cast<size_t>(bad - wrs.data());
+    }
+    for (size_t i = 0; i < taken; ++i) posted[wrs[i].wr_id] = false;
+    // Now and then, take what has completed (a full send queue refuses with ENOMEM).
+    if (below(4) == 0) {
+      ASSERT_NO_FATAL_FAILURE(take());
+    }
+    ibv_qp_attr qa{};
+    ibv_qp_init_attr qi{};
+    ASSERT_EQ(ibv_query_qp(a, &qa, IBV_QP_STATE, &qi), 0);
+    const bool a_ok = qa.qp_state == IBV_QPS_RTS;
+    ASSERT_EQ(ibv_query_qp(b, &qa, IBV_QP_STATE, &qi), 0);
+    if (!a_ok || qa.qp_state != IBV_QPS_RTS || round % 50 == 49) {
+      ASSERT_NO_FATAL_FAILURE(settle());
+      ++cycles;
+      ibv_qp_attr reset{};
+      reset.qp_state = IBV_QPS_RESET;
+      ASSERT_EQ(ibv_modify_qp(a, &reset, IBV_QP_STATE), 0);
+      ASSERT_EQ(ibv_modify_qp(b, &reset, IBV_QP_STATE), 0);
+      connect(a, b->qp_num);
+      connect(b, a->qp_num);
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(settle());
+  EXPECT_GE(cycles, 8u);
+  EXPECT_GT(successes, 100u) << "the QPs spent the test in Error";
+  ibv_wc wc{};
+  EXPECT_EQ(ibv_poll_cq(cq, 1, &wc), 0);
   EXPECT_EQ(ibv_destroy_qp(a), 0);
   EXPECT_EQ(ibv_destroy_qp(b), 0);
   EXPECT_EQ(ibv_dereg_mr(mr), 0);
