@@ -515,6 +515,11 @@ Status Context::post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t
   return s;
 }
 
+Status Context::post_send_whole(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
+  if (Status s = device_->check_send(*qp, wrs, bad); !s.ok()) return s;
+  return post_send(qp, wrs, bad);
+}
+
 Status Context::post_recv(rc::Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad) {
   Status s = device_->post_recv(qp, wrs, bad);
   if (qp->state() == verbs::QpState::kError) engine_->kick();  // flushed at once (IBA 10.3.1)

@@ -131,6 +131,8 @@ class Context {
   Status query_qp(rc::Qp* qp, verbs::QpAttr* attr, verbs::QpInitAttr* init);
   Status destroy_qp(rc::Qp* qp);
   Status post_send(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad);
+  // All of `wrs` or none (ibv_wr_complete): rc::Device::check_send, then post_send.
+  Status post_send_whole(rc::Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad);
   Status post_recv(rc::Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad);
 
   Result<verbs::Ah*> create_ah(verbs::Pd* pd, const verbs::AhAttr& attr);

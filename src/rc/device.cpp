@@ -316,6 +316,32 @@ struct QueueOnReturn {
 
 }  // namespace
 
+namespace {
+
+// post_send's and check_send's refusals, built out of line.
+[[gnu::cold]] Status state_refused(const Qp& qp) {
+  return Status(Code::kInvalidArgument,
+                fmt::format("post_send: QP {} is in {}", qp.qpn().to_string(), to_string(qp.state())));
+}
+
+[[gnu::cold]] Status opcode_refused(verbs::QpType type, verbs::WrOpcode op) {
+  switch (packet::wr_legality(type, op)) {
+    case packet::WrLegality::kIllegal:
+      return Status(Code::kInvalidArgument,
+                    fmt::format("post_send: {} is not legal on this QP type", packet::wr_opcode_info(op).name));
+    case packet::WrLegality::kUnsupported:
+      return Status(Code::kUnsupported, fmt::format("post_send: {} is not supported", packet::wr_opcode_info(op).name));
+    case packet::WrLegality::kLegal: break;
+  }
+  return Status(Code::kUnsupported, "post_send: memory windows and local invalidation are not supported");
+}
+
+[[gnu::cold]] Status no_ah() { return Status(Code::kInvalidArgument, "post_send: a UD work request needs an address handle"); }
+
+bool unpostable_state(QpState st) { return st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr; }
+
+}  // namespace
+
 Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad, PostNotice notice) {
   const QpState st = qp->state_;
   // Queued for progress() unless the caller makes it active itself.
@@ -323,25 +349,27 @@ Status Device::post_send(Qp* qp, std::span<const verbs::SendWr> wrs, size_t* bad
   const auto held = qp->sq_.lock_posts();  // once for the whole list
   for (size_t i = 0; i < wrs.size(); ++i) {
     *bad = i;
-    if (st == QpState::kReset || st == QpState::kInit || st == QpState::kRtr)
-      return Status(Code::kInvalidArgument, fmt::format("post_send: QP {} is in {}", qp->qpn().to_string(), to_string(st)));
+    if (unpostable_state(st)) return state_refused(*qp);
     const verbs::SendWr& wr = wrs[i];
-    if (!packet::postable(qp->type(), wr.opcode)) {
-      switch (packet::wr_legality(qp->type(), wr.opcode)) {
-        case packet::WrLegality::kIllegal:
-          return Status(Code::kInvalidArgument, fmt::format("post_send: {} is not legal on this QP type",
-                                                            packet::wr_opcode_info(wr.opcode).name));
-        case packet::WrLegality::kUnsupported:
-          return Status(Code::kUnsupported,
-                        fmt::format("post_send: {} is not supported", packet::wr_opcode_info(wr.opcode).name));
-        case packet::WrLegality::kLegal: break;
-      }
-      return Status(Code::kUnsupported, "post_send: memory windows and local invalidation are not supported");
-    }
-    if (qp->type() == verbs::QpType::kUd && wr.ud.ah == nullptr)
-      return Status(Code::kInvalidArgument, "post_send: a UD work request needs an address handle");
+    if (!packet::postable(qp->type(), wr.opcode)) return opcode_refused(qp->type(), wr.opcode);
+    if (qp->type() == verbs::QpType::kUd && wr.ud.ah == nullptr) return no_ah();
     if (Status s = qp->sq_.post(wr, qp->init_.sq_sig_all, held); !s.ok()) return s;
     if (st == QpState::kError) qp->flush_pending_ = true;
+  }
+  *bad = wrs.size();
+  return Status();
+}
+
+Status Device::check_send(const Qp& qp, std::span<const verbs::SendWr> wrs, size_t* bad) const {
+  for (size_t i = 0; i < wrs.size(); ++i) {
+    *bad = i;
+    if (unpostable_state(qp.state_)) return state_refused(qp);
+    const verbs::SendWr& wr = wrs[i];
+    if (!packet::postable(qp.type(), wr.opcode)) return opcode_refused(qp.type(), wr.opcode);
+    if (qp.type() == verbs::QpType::kUd && wr.ud.ah == nullptr) return no_ah();
+    if (Status s = qp.sq_.check(wr); !s.ok()) return s;
+    if (qp.sq_.ring().size() + i >= qp.sq_.max_wr())
+      return Status(Code::kResourceExhausted, "post_send: the send queue has no room for the whole list");
   }
   *bad = wrs.size();
   return Status();

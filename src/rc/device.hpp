@@ -159,6 +159,13 @@ class Device {
   // its answer, and so are progress()'s walk and the requester's loop (bench/instructions.py
   // --mode critical). tests/protocol/rc_fast_path_test.cpp holds it to post_send + progress().
   std::optional<Status> post_send_now(Qp& qp, const verbs::SendWr& wr);
+  // What post_send would refuse in `wrs`, without posting: *bad is the first it would refuse
+  // (the QP's state, the opcode, a UD request's AH, SendQueue::check, or no room left for it
+  // behind those before it). For ibv_wr_complete, which posts all or nothing (libibverbs:
+  // "the entire posting will be aborted"): check, then post_send. Only the transport frees
+  // send slots, so the room checked is there for the post, unless another thread posts to the
+  // QP between the two (which libibverbs forbids inside the wr_start/wr_complete region).
+  Status check_send(const Qp& qp, std::span<const verbs::SendWr> wrs, size_t* bad) const;
   Status post_recv(Qp* qp, std::span<const verbs::RecvWr> wrs, size_t* bad);
   Status post_srq_recv(verbs::Srq* srq, std::span<const verbs::RecvWr> wrs, size_t* bad);
 

@@ -59,6 +59,12 @@ SendQueue::SendQueue(uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
   }
 }
 
+Status SendQueue::check(const SendWr& wr) const {
+  const uint64_t length = message_length(wr);
+  const Refusal r = refusal(wr, length);
+  return r == Refusal::kNone || r == Refusal::kFull ? Status() : refuse(r, wr, length);
+}
+
 Status SendQueue::refuse(Refusal why, const SendWr& wr, uint64_t length) const {
   switch (why) {
     case Refusal::kTooManySges: return too_many_sges(wr.sg_list.size(), max_sge_);

@@ -132,6 +132,9 @@ class SendQueue {
   // (rc::Device::post_send_now sends the frame first).
   enum class Refusal : uint8_t { kNone, kTooManySges, kInlineTooLong, kAtomicShape, kTooLong, kFull };
   [[gnu::always_inline]] inline Refusal refusal(const SendWr& wr, uint64_t length) const;
+  // post()'s refusal of `wr` as post() would return it, but for a full queue (the caller
+  // counts the room itself: rc::Device::check_send).
+  Status check(const SendWr& wr) const;
   static uint64_t message_length(const SendWr& wr) {
     uint64_t length = 0;
     for (const Sge& s : wr.sg_list) length += s.length;

@@ -51,8 +51,8 @@ def wr(opcode, sges=(), flags=SIGNALED, rkey=MAIN, remote=0, imm=0, ud=None):
     return b
 
 
-def post_send(side, qp, *wrs):
-    return bytes([0, side | (qp << 1), len(wrs) - 1]) + b"".join(wrs)
+def post_send(side, qp, *wrs, whole=False):  # whole: all or nothing (check_send, then post_send)
+    return bytes([0, side | (qp << 1) | (whole << 7), len(wrs) - 1]) + b"".join(wrs)
 
 
 def post_recv(side, qp, *lists):
@@ -186,6 +186,11 @@ def seeds():
     yield "rc_send_cut_short", (config(mtu=0) + bytes([62]) + recvs(B, RC, 3)
                                 + post_send(A, RC, wr(SEND, [sge(0, 3000)]), wr(SEND, [sge(0, 10)]))
                                 + run(0) + modify(B, RC, 0) + run(5) + reap())
+    yield "whole_batches", (config() + bytes([63]) + recvs(B, RC, 4)
+                            + post_send(A, RC, wr(WRITE, [sge(0, 8)], remote=0), wr(SEND, [sge(0, 8)] * 5), whole=True)
+                            + post_send(A, RC, *[wr(WRITE, [sge(0, 8)], remote=8 * i) for i in range(4)], whole=True)
+                            + post_send(A, UD, wr(SEND, [sge(0, 8)], ud=0), wr(SEND, [sge(0, 8)], ud=2), whole=True)
+                            + modify(A, RC, 3) + post_send(A, RC, wr(SEND, [sge(0, 8)]), whole=True) + reap())
     for i in range(6):
         yield f"random{i}", bytes(rng.randrange(256) for _ in range(rng.randrange(64, 512)))
 

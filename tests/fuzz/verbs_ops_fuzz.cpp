@@ -32,7 +32,8 @@
 //   byte 1   the fabric's seed
 //   then operations, each a byte (its low 3 bits the kind) and the bytes it reads; an input
 //   that runs out reads zeros:
-//     0 post_send    side/QP byte (bit 0 the side, the rest mod 4 the QP), chain length byte (1-4), then per work request: opcode,
+//     0 post_send    side/QP byte (bit 0 the side, bits 1-2 the QP, bit 7: all or nothing,
+//                    Device::check_send then post_send, as ibv_wr_complete), chain length byte (1-4), then per work request: opcode,
 //                    flags (low 5: fence, signaled, solicited, inline, IP csum), SGE count
 //                    (0-5, or 6 = 33), per SGE a key choice, 2 bytes offset, 2 bytes length;
 //                    remote key choice, 2 bytes remote offset, 4 bytes immediate; UD: AH,
@@ -363,7 +364,17 @@ class Harness {
     size_t bad = 0;
     Status s;
     const bool engine_style = (config_ & 0x20) != 0 && &n == &a_;
-    if (engine_style && chain == 1) {
+    if ((which & 0x80) != 0) {
+      // All or nothing (ibv_wr_complete): what check_send passes, post_send must take whole.
+      s = n.device.check_send(*qp, wrs, &bad);
+      if (s.ok()) {
+        s = n.device.post_send(qp, wrs, &bad);
+        SOFTIB_ASSERT_MSG(s.ok() && bad == chain, "post_send refused a list check_send passed");
+      } else {
+        bad = 0;  // nothing posted
+      }
+      if (kTrace) std::fprintf(stderr, "post_send whole: %s\n", s.ok() ? "posted" : "refused");
+    } else if (engine_style && chain == 1) {
       // As engine::Engine::post: the fast path first, else post_send with the QP made active
       // by the caller, then the step's progress (ACKs held, timers later).
       if (std::optional<Status> now = n.device.post_send_now(*qp, wrs[0])) {

@@ -373,8 +373,9 @@ int wr_complete(ibv_qp_ex* qpx) {
       }
       b.out.push_back(p.wr);
     }
+    // All or nothing: "the entire posting will be aborted" (ibv_wr_post(3)).
     size_t bad = 0;
-    Status s = q->ctx->core->post_send(q->core, b.out, &bad);
+    Status s = q->ctx->core->post_send_whole(q->core, b.out, &bad);
     if (!s.ok()) err = s.to_errno();
   }
   wr_start(qpx);

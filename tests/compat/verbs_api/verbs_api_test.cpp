@@ -323,6 +323,48 @@ TEST_F(Verbs, ExtendedCqAndQpApisMoveDataWithTimestamps) {
   ibv_wr_set_sge(x, mr->lkey, kIova, 8);
   EXPECT_EQ(ibv_wr_complete(x), EOPNOTSUPP);
 
+  // A batch the core refuses a part of posts none of it ("the entire posting will be
+  // aborted", ibv_wr_post(3); until 2026-11-29 the requests before the refused one went): a
+  // WRITE, then a SEND of more SGEs than the QP takes; then 17 WRITEs for a send queue of 16.
+  ibv_wr_start(x);
+  x->wr_id = 20;
+  x->wr_flags = IBV_SEND_SIGNALED;
+  ibv_wr_rdma_write(x, mr->rkey, kIova + 6500);
+  ibv_wr_set_inline_data(x, const_cast<char*>("never"), 6);
+  x->wr_id = 21;
+  ibv_wr_send(x);
+  const std::array<ibv_sge, 3> three = {ibv_sge{kIova, 1, mr->lkey}, ibv_sge{kIova, 1, mr->lkey},
+                                        ibv_sge{kIova, 1, mr->lkey}};
+  ibv_wr_set_sge_list(x, three.size(), three.data());
+  EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+  ibv_wr_start(x);
+  for (uint64_t i = 0; i < 17; ++i) {
+    x->wr_id = 30 + i;
+    ibv_wr_rdma_write(x, mr->rkey, kIova + 6600 + i);
+    ibv_wr_set_inline_data(x, const_cast<char*>("x"), 1);
+  }
+  EXPECT_EQ(ibv_wr_complete(x), ENOMEM);
+  // A good batch still goes, and its completion is the only one.
+  ibv_wr_start(x);
+  x->wr_id = 50;
+  ibv_wr_rdma_write(x, mr->rkey, kIova + 6700);
+  ibv_wr_set_inline_data(x, const_cast<char*>("after"), 6);
+  ASSERT_EQ(ibv_wr_complete(x), 0);
+  std::vector<uint64_t> ids;
+  for (int spins = 0; ids.empty() && spins < 2000000; ++spins) {
+    ibv_poll_cq_attr pa{};
+    if (ibv_start_poll(cq, &pa) != 0) continue;
+    do {
+      ids.push_back(cq->wr_id);
+    } while (ibv_next_poll(cq) == 0);
+    ibv_end_poll(cq);
+  }
+  EXPECT_EQ(ids, std::vector<uint64_t>{50});
+  EXPECT_STREQ(reinterpret_cast<char*>(buf.data() + 6700), "after");
+  EXPECT_EQ(buf[6500], 0) << "a WRITE of a refused batch landed";
+  EXPECT_TRUE(std::all_of(buf.begin() + 6600, buf.begin() + 6617, [](uint8_t v) { return v == 0; }))
+      << "a WRITE of a batch too long for the queue landed";
+
   EXPECT_EQ(ibv_destroy_qp(a), 0);
   EXPECT_EQ(ibv_destroy_qp(b), 0);
   EXPECT_EQ(ibv_dereg_mr(mr), 0);
