@@ -191,6 +191,14 @@ def seeds():
                             + post_send(A, RC, *[wr(WRITE, [sge(0, 8)], remote=8 * i) for i in range(4)], whole=True)
                             + post_send(A, UD, wr(SEND, [sge(0, 8)], ud=0), wr(SEND, [sge(0, 8)], ud=2), whole=True)
                             + modify(A, RC, 3) + post_send(A, RC, wr(SEND, [sge(0, 8)]), whole=True) + reap())
+    # Destroyed under work and created again (choice 6), on each kind of QP.
+    for qp in (RC, UC, UD, SRQ_RC):
+        yield f"destroy_recreate_qp{qp}", (config(impair=1) + bytes([70 + qp]) + recvs(B, qp, 4)
+                                           + post_send(A, qp, wr(SEND, [sge(0, 2000)], ud=0 if qp == UD else None))
+                                           + run(4) + modify(B, qp, 6) + recvs(B, qp, 2)
+                                           + post_send(A, qp, wr(SEND, [sge(0, 100)], ud=0 if qp == UD else None))
+                                           + modify(A, qp, 6) + recvs(A, qp, 1)
+                                           + post_send(B, qp, wr(SEND, [sge(0, 100)], ud=0 if qp == UD else None)) + reap())
     for i in range(6):
         yield f"random{i}", bytes(rng.randrange(256) for _ in range(rng.randrange(64, 512)))
 

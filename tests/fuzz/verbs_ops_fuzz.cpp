@@ -43,7 +43,8 @@
 //     3 time         settle, or run the fabric 10 us / 1 ms / 20 ms / 500 ms of virtual time
 //                    (none once the fabric has carried kMaxFrames)
 //     4 modify_qp    side/QP byte, a choice: Error, SQD, RTS, Reset, reconnect from Reset with
-//                    new PSNs, or any state with any mask and attributes from the input
+//                    new PSNs, any state with any mask and attributes from the input, or
+//                    destroy and create again (the peer reset and both reconnected)
 //     5 memory       side byte, a choice: deregister / register the second MR, re-register
 //                    the main MR with other access, or deregister and register it again
 //     6 step         a device's engine-style step (hold_acks_without_progress, else progress
@@ -183,16 +184,7 @@ class Harness {
       n->to_peer = *n->device.create_ah(n->pd, ah);
       ah.dlid = Lid(9);
       n->to_nowhere = *n->device.create_ah(n->pd, ah);
-      for (size_t q = 0; q < kQps; ++q) {
-        QpInitAttr init;
-        init.qp_type = kTypes[q];
-        init.cap = {kDepth, kDepth, kMaxSge, kMaxSge, kMaxInline};
-        init.sq_sig_all = kTypes[q] == QpType::kRc && (config_ & 4) != 0;
-        init.use_srq = q == kSrqQp;
-        auto qp = n->device.create_qp(n->pd, n->scq, n->rcq, q == kSrqQp ? n->srq : nullptr, init, nullptr);
-        SOFTIB_ASSERT_MSG(qp.ok(), qp.error().to_string().c_str());
-        n->qps[q] = *qp;
-      }
+      for (size_t q = 0; q < kQps; ++q) n->qps[q] = create_qp(*n, q);
     }
     for (size_t q = 0; q < kQps; ++q) {
       connect(a_, q, 0x1000, 0x2000);
@@ -221,6 +213,17 @@ class Harness {
  private:
   Node& side(uint8_t b) { return (b & 1) != 0 ? b_ : a_; }
   Node& peer_of(const Node& n) { return &n == &a_ ? b_ : a_; }
+
+  rc::Qp* create_qp(Node& n, size_t q) {
+    QpInitAttr init;
+    init.qp_type = kTypes[q];
+    init.cap = {kDepth, kDepth, kMaxSge, kMaxSge, kMaxInline};
+    init.sq_sig_all = kTypes[q] == QpType::kRc && (config_ & 4) != 0;
+    init.use_srq = q == kSrqQp;
+    auto qp = n.device.create_qp(n.pd, n.scq, n.rcq, q == kSrqQp ? n.srq : nullptr, init, nullptr);
+    SOFTIB_ASSERT_MSG(qp.ok(), qp.error().to_string().c_str());
+    return *qp;
+  }
 
   void modify_ok(Node& n, size_t q, const QpAttr& at, uint32_t mask) {
     const Status s = n.device.modify_qp(n.qps[q], at, mask);
@@ -300,7 +303,7 @@ class Harness {
       default: return 0xffffffffu - base;
     }
   }
-  static size_t sge_count(uint8_t b) { return b % 7 == 6 ? 33 : b % 7; }
+  static size_t sge_count(uint8_t b) { return b % 7 == 6 ? size_t{33} : size_t{b} % 7; }
 
   // SGEs from the input. Inline data is read at the post from wherever the SGEs point, with
   // no key (as libibverbs does): those stay inside the buffer, as a correct program's do.
@@ -507,7 +510,7 @@ class Harness {
     const size_t q = (which >> 1) % kQps;
     rc::Qp* qp = n.qps[q];
     QpAttr at;
-    const uint8_t choice = in.u8() % 6;
+    const uint8_t choice = in.u8() % 7;
     if (kTrace) std::fprintf(stderr, "modify %c qp%zu choice %d (in %s)\n", &n == &a_ ? 'A' : 'B', q, choice,
                              std::string(to_string(qp->state())).c_str());
     switch (choice) {
@@ -520,6 +523,25 @@ class Harness {
         reset(n, q, at, attr::kState);
         const uint32_t sq = in.u32() & Psn::kMask, rq = in.u32() & Psn::kMask;
         connect(n, q, sq, rq);
+        break;
+      }
+      case 6: {
+        // Destroyed with whatever it holds and created again; the peer reset, and both ends
+        // connected anew with PSNs no frame still in flight carries (a QPN handed out again
+        // could take those).
+        Node& peer = peer_of(n);
+        drain(n, n.scq, kCqe);
+        drain(n, n.rcq, kCqe);
+        const Status s = n.device.destroy_qp(qp);
+        SOFTIB_ASSERT_MSG(s.ok(), s.to_string().c_str());
+        ++n.send_epoch[q];
+        ++n.recv_epoch[q];
+        n.qps[q] = create_qp(n, q);
+        at.qp_state = QpState::kReset;
+        reset(peer, q, at, attr::kState);
+        const uint32_t psn = 0x400000 + (++generation_ * 0x10000) % 0x400000;
+        connect(n, q, psn, psn + 0x8000);
+        connect(peer, q, psn + 0x8000, psn);
         break;
       }
       default: {
@@ -639,6 +661,7 @@ class Harness {
   Node b_;
   std::unordered_map<uint64_t, Posted> posted_;
   uint64_t next_id_ = 0;
+  uint32_t generation_ = 0;  // QPs created again (their PSNs)
 };
 
 }  // namespace
