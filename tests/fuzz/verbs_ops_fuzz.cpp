@@ -276,22 +276,13 @@ class Harness {
     modify_ok(n, q, at, mask);
   }
 
-  // A local key: the main MR's, the second's, the last one deregistered, or any.
-  uint32_t lkey(Node& n, uint8_t choice, Input& in) {
-    switch (choice & 3) {
-      case 0: return n.main != nullptr ? n.main->lkey.value() : n.stale_key;
-      case 1: return n.second != nullptr ? n.second->lkey.value() : n.stale_key;
-      case 2: return n.stale_key;
-      default: return in.u32();
-    }
-  }
-  uint32_t rkey(Node& peer, uint8_t choice, Input& in) {
-    switch (choice & 3) {
-      case 0: return peer.main != nullptr ? peer.main->rkey.value() : peer.stale_key;
-      case 1: return peer.second != nullptr ? peer.second->rkey.value() : peer.stale_key;
-      case 2: return peer.stale_key;
-      default: return in.u32();
-    }
+  // A key of `n`'s (its L_Key, or its R_Key when `remote`): the main MR's, the second's, the
+  // last one deregistered, or any.
+  static uint32_t key(const Node& n, uint8_t choice, Input& in, bool remote) {
+    if ((choice & 3) == 3) return in.u32();
+    const Mr* mr = (choice & 3) == 0 ? n.main : (choice & 3) == 1 ? n.second : nullptr;
+    if (mr == nullptr) return n.stale_key;
+    return remote ? mr->rkey.value() : mr->lkey.value();
   }
   // A length: small, up to a page, up to 64 KiB, or near 4 GiB.
   static uint32_t length(uint16_t v) {
@@ -310,10 +301,10 @@ class Harness {
   std::vector<Sge> sges(Node& n, size_t count, bool in_buffer, Input& in) {
     std::vector<Sge> out(count);
     for (Sge& s : out) {
-      const uint8_t key = in.u8();
+      const uint8_t choice = in.u8();
       const uint32_t offset = in.u16() * 2u;
       uint32_t len = length(in.u16());
-      s.lkey = LKey(lkey(n, key, in));
+      s.lkey = LKey(key(n, choice, in, false));
       if (in_buffer) {
         const uint32_t at = offset % kBufferLen;
         len = std::min<uint32_t>(len, static_cast<uint32_t>(kBufferLen - at));
@@ -349,12 +340,12 @@ class Harness {
       const uint64_t remote = peer.addr(0) + in.u16() * 2u;
       wr.imm_data = in.u32();
       if (wr.opcode == WrOpcode::kAtomicCmpAndSwp || wr.opcode == WrOpcode::kAtomicFetchAndAdd) {
-        wr.atomic.rkey = RKey(rkey(peer, rk, in));
+        wr.atomic.rkey = RKey(key(peer, rk, in, true));
         wr.atomic.remote_addr = remote & ~uint64_t{(rk & 4) != 0 ? 0u : 7u};  // some unaligned
         wr.atomic.compare_add = wr.imm_data;
         wr.atomic.swap = ~uint64_t{wr.imm_data};
       } else {
-        wr.rdma.rkey = RKey(rkey(peer, rk, in));
+        wr.rdma.rkey = RKey(key(peer, rk, in, true));
         wr.rdma.remote_addr = remote;
       }
       if (kTypes[q] == QpType::kUd) {

@@ -627,7 +627,16 @@ TEST_F(Verbs, RandomChainsPostUpToTheirFirstRefusalAndCompleteExactlyOnce) {
     ASSERT_TRUE(posted.empty()) << posted.size() << " posted requests never completed, the first wr_id "
                                 << posted.begin()->first;
   };
-  const auto errno_ok = [](int e) { return e == EINVAL || e == ENOMEM || e == EOPNOTSUPP; };
+  // How many of the chain of `n` at `first` a post took: all, or those before `bad`, which
+  // must point into the chain, with an errno libibverbs uses.
+  const auto taken_by = [](int rc, const auto* bad, const auto* first, size_t n, size_t* taken) {
+    *taken = n;
+    if (rc == 0) return;
+    ASSERT_TRUE(rc == EINVAL || rc == ENOMEM || rc == EOPNOTSUPP) << rc;
+    ASSERT_GE(bad, first);
+    ASSERT_LT(bad, first + n);
+    *taken = static_cast<size_t>(bad - first);
+  };
   for (int round = 0; round < 400; ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
     fill_sges();
@@ -659,13 +668,8 @@ TEST_F(Verbs, RandomChainsPostUpToTheirFirstRefusalAndCompleteExactlyOnce) {
       }
       ibv_recv_wr* bad = nullptr;
       const int rc = ibv_post_recv(b, wrs.data(), &bad);
-      size_t taken = n;
-      if (rc != 0) {
-        ASSERT_TRUE(errno_ok(rc)) << rc;
-        ASSERT_GE(bad, wrs.data());
-        ASSERT_LT(bad, wrs.data() + n);
-        taken = static_cast<size_t>(bad - wrs.data());
-      }
+      size_t taken = 0;
+      ASSERT_NO_FATAL_FAILURE(taken_by(rc, bad, wrs.data(), n, &taken));
       for (size_t i = 0; i < taken; ++i) posted[wrs[i].wr_id] = true;
       receives_owed += taken;
       continue;
@@ -697,13 +701,8 @@ TEST_F(Verbs, RandomChainsPostUpToTheirFirstRefusalAndCompleteExactlyOnce) {
     }
     ibv_send_wr* bad = nullptr;
     const int rc = ibv_post_send(a, wrs.data(), &bad);
-    size_t taken = n;
-    if (rc != 0) {
-      ASSERT_TRUE(errno_ok(rc)) << rc;
-      ASSERT_GE(bad, wrs.data());
-      ASSERT_LT(bad, wrs.data() + n);
-      taken = static_cast<size_t>(bad - wrs.data());
-    }
+    size_t taken = 0;
+    ASSERT_NO_FATAL_FAILURE(taken_by(rc, bad, wrs.data(), n, &taken));
     for (size_t i = 0; i < taken; ++i) posted[wrs[i].wr_id] = false;
     // Now and then, take what has completed (a full send queue refuses with ENOMEM).
     if (below(4) == 0) {
