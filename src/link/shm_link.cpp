@@ -180,6 +180,10 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
   if (route_.peer == nullptr || route_.dlid != to.dlid.value() || route_.block != block || !route_.peer->writer)
     return 0;
   if (route_.peer->writer->control().no_reference.load(std::memory_order_relaxed) != 0) return 0;
+  if (references_auto_) {
+    ref_asked_ = route_.peer;
+    if (!route_.peer->ref.by_reference()) return 0;
+  }
   return max_burst_;
 }
 
@@ -393,7 +397,10 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
       ++counters_.ref_frames_sent;
     }
     store_burst_fields(building_at_, burst, flags);
+    if (ref_asked_ != nullptr && ref_asked_ == building_)
+      ref_asked_->ref.sent(cycle_ticks(), uint64_t{burst.packets} * (uint64_t{128} << burst.mtu), burst.by_reference);
   }
+  ref_asked_ = nullptr;
   commit(len);
 }
 

@@ -32,6 +32,7 @@
 #include "base/copy.hpp"
 #include "base/result.hpp"
 #include "link/copy_chooser.hpp"
+#include "link/ref_chooser.hpp"
 #include "link/doorbell.hpp"
 #include "link/shm_directory.hpp"
 #include "link/shm_inbox.hpp"
@@ -171,6 +172,9 @@ class ShmLink final : public rc::FrameSink {
   // ring that the two cores make in parallel (20+ GB/s); it saves the sender's CPU.
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
   void set_references(bool on) { references_ = on; }
+  // With references on: by reference or through the ring, chosen per channel by measuring
+  // (RefChooser; SOFTIB_SHM_CMA=auto).
+  void set_references_auto(bool on) { references_auto_ = on; }
   // How large payload copies go into a peer's ring (base/copy.hpp PeerCopy; default kAuto).
   void set_peer_copy(PeerCopy mode) { peer_copy_ = mode; }
 
@@ -295,6 +299,7 @@ class ShmLink final : public rc::FrameSink {
     uint64_t engine_work_end = 0;
     // How large copies into the channel go when peer_copy_ is kAuto.
     CopyChooser copy{};
+    RefChooser ref{};
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's
@@ -386,6 +391,8 @@ class ShmLink final : public rc::FrameSink {
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
   bool references_ = false;
+  bool references_auto_ = false;
+  Peer* ref_asked_ = nullptr;  // the peer whose RefChooser decided the burst being built
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
   std::array<Watch, kMaxInboxChannels> watches_{};

@@ -509,6 +509,26 @@ TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   EXPECT_EQ(b->device.counters().ref_pulls, pulled) << "and was not executed";
 }
 
+// With the way chosen by measuring (RefChooser, SOFTIB_SHM_CMA=auto), a stream of WRITEs starts through
+// the ring and tries references after its first window, whatever the timing: both ways carry
+// bursts of one stream, and every byte lands.
+TEST_F(ShmLinkTest, WritesTryReferencesWhenTheWayIsMeasured) {
+  build(1 << 20, 16 * 1024);
+  a->link.set_references(true);
+  a->link.set_references_auto(true);
+  for (size_t i = 0; i < 1000003; ++i) a->buffer[i] = static_cast<uint8_t>(i * 11 + 3);
+  for (int round = 0; round < 32; ++round) {
+    post(*a, WrOpcode::kRdmaWrite, 0, 1000003, b->addr(0));
+    ASSERT_EQ(wait(*a).status, WcStatus::kSuccess) << round;
+    ASSERT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 1000003), 0) << round;
+    std::memset(b->buffer.data(), 0, 1000003);
+  }
+  const ShmLinkCounters& c = a->link.counters();
+  EXPECT_GT(c.ref_frames_sent, 0u) << "the try by reference";
+  EXPECT_GT(c.copies_cached + c.copies_streamed, 512u) << "the ring's first window";
+  EXPECT_EQ(b->device.counters().ref_pulls, c.ref_frames_sent);
+}
+
 TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
   build(1 << 20, 16 * 1024);
   // No receive posted: the burst goes packet by packet, the first is RNR NAKed; once a
