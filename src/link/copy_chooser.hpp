@@ -28,6 +28,15 @@
 // the ring was found full in it: then it is the consumer's pace, which is what the way chosen
 // may have slowed. A change in the consumer's distance starts over from its guess.
 //
+// The same choice serves a second pair of ways (ShmLink, SOFTIB_SHM_CMA=auto): a WRITE burst
+// through the ring (false, where it starts: call with near = false) or by reference, one
+// process_vm_readv by the receiver (true). There each burst's commit is the call (the way for
+// the next burst is way()), the ring is never waited for (times_full 0), and the settle is
+// the QP's window of unacknowledged packets filling or draining at the new way's pace. Which
+// wins depends on the vCPUs as well: far, the ring (14.3 against 8.1 GB/s at 64 KiB in an
+// earlier session); middle, by reference up to 256 KiB (21.9 against 14.9) and the ring from
+// 1 MiB.
+//
 // Thread: the link's (under the device lock), like the writer it belongs to.
 #pragma once
 
@@ -61,6 +70,8 @@ class CopyChooser {
   // found full `times_full` times so far (ChannelWriter): whether this copy uses ordinary
   // stores.
   bool cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes, uint64_t times_full);
+  // The way the next copy (or burst) takes, as the last call left it.
+  bool way() const { return cached_; }
 
   // Diagnostics (the link's debug log): windows measured, and how often the way changed
   // because the other one measured faster.

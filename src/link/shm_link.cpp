@@ -182,7 +182,7 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
   if (route_.peer->writer->control().no_reference.load(std::memory_order_relaxed) != 0) return 0;
   if (references_auto_) {
     ref_asked_ = route_.peer;
-    if (!route_.peer->ref.by_reference()) return 0;
+    if (!route_.peer->ref.way()) return 0;
   }
   return max_burst_;
 }
@@ -398,7 +398,7 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
     }
     store_burst_fields(building_at_, burst, flags);
     if (ref_asked_ != nullptr && ref_asked_ == building_)
-      ref_asked_->ref.sent(cycle_ticks(), uint64_t{burst.packets} * (uint64_t{128} << burst.mtu), burst.by_reference);
+      (void)ref_asked_->ref.cached(cycle_ticks(), size_t{burst.packets} << (7 + burst.mtu), false, kRefSettleBytes, 0);
   }
   ref_asked_ = nullptr;
   commit(len);

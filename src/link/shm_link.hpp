@@ -32,7 +32,6 @@
 #include "base/copy.hpp"
 #include "base/result.hpp"
 #include "link/copy_chooser.hpp"
-#include "link/ref_chooser.hpp"
 #include "link/doorbell.hpp"
 #include "link/shm_directory.hpp"
 #include "link/shm_inbox.hpp"
@@ -173,8 +172,11 @@ class ShmLink final : public rc::FrameSink {
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
   void set_references(bool on) { references_ = on; }
   // With references on: by reference or through the ring, chosen per channel by measuring
-  // (RefChooser; SOFTIB_SHM_CMA=auto).
+  // (Peer::ref, a CopyChooser; SOFTIB_SHM_CMA=auto).
   void set_references_auto(bool on) { references_auto_ = on; }
+  // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
+  // not counted: it fills or drains at the new way's pace.
+  static constexpr uint64_t kRefSettleBytes = uint64_t{2} << 20;
   // How large payload copies go into a peer's ring (base/copy.hpp PeerCopy; default kAuto).
   void set_peer_copy(PeerCopy mode) { peer_copy_ = mode; }
 
@@ -299,7 +301,9 @@ class ShmLink final : public rc::FrameSink {
     uint64_t engine_work_end = 0;
     // How large copies into the channel go when peer_copy_ is kAuto.
     CopyChooser copy{};
-    RefChooser ref{};
+    // Whether large WRITE bursts go by reference when references_auto_ (true) or through the
+    // ring, by the same measure (CopyChooser's second use).
+    CopyChooser ref{};
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's
@@ -392,7 +396,7 @@ class ShmLink final : public rc::FrameSink {
   size_t max_burst_ = 0;
   bool references_ = false;
   bool references_auto_ = false;
-  Peer* ref_asked_ = nullptr;  // the peer whose RefChooser decided the burst being built
+  Peer* ref_asked_ = nullptr;  // the peer whose Peer::ref decided the burst being built
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
   std::array<Watch, kMaxInboxChannels> watches_{};

@@ -168,10 +168,10 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->shm_->set_max_burst_bytes(burst_bytes(ring_bytes()));
   // Single copy between processes with SOFTIB_SHM_CMA=1, or where it measures faster with
   // SOFTIB_SHM_CMA=auto (src/link/shm_link.hpp says why neither is the default).
-  if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr && std::strcmp(v, "1") == 0) c->shm_->set_references(true);
-  if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr && std::strcmp(v, "auto") == 0) {
-    c->shm_->set_references(true);
-    c->shm_->set_references_auto(true);
+  if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr) {
+    const bool automatic = std::strcmp(v, "auto") == 0;
+    c->shm_->set_references(automatic || std::strcmp(v, "1") == 0);
+    c->shm_->set_references_auto(automatic);
   }
   c->shm_->set_peer_copy(peer_copy());
   // SOFTIB_SHM_PACK=0: every frame a ring record of its own (ShmLink::begin_batch), to compare.

@@ -314,10 +314,6 @@ struct QueueOnReturn {
   }
 };
 
-}  // namespace
-
-namespace {
-
 // post_send's and check_send's refusals, built out of line.
 [[gnu::cold]] Status state_refused(const Qp& qp) {
   return Status(Code::kInvalidArgument,
