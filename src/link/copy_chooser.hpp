@@ -28,14 +28,17 @@
 // the ring was found full in it: then it is the consumer's pace, which is what the way chosen
 // may have slowed. A change in the consumer's distance starts over from its guess.
 //
-// The same choice serves a second pair of ways (ShmLink, SOFTIB_SHM_CMA=auto): a WRITE burst
-// through the ring (false, where it starts: call with near = false) or by reference, one
-// process_vm_readv by the receiver (true). There each burst's commit is the call (the way for
-// the next burst is way()), the ring is never waited for (times_full 0), and the settle is
-// the QP's window of unacknowledged packets filling or draining at the new way's pace. Which
-// wins depends on the vCPUs as well: far, the ring (14.3 against 8.1 GB/s at 64 KiB in an
-// earlier session); middle, by reference up to 256 KiB (21.9 against 14.9) and the ring from
-// 1 MiB.
+// The same choice serves a second pair of ways (ShmLink::choose_way): a large burst (WRITE
+// requests, READ responses) through the ring (false, where it starts: call with near = false)
+// or by reference, one process_vm_readv by the receiver (true). It is made where the bytes
+// land: each burst is the call as the receiver takes it (the way is sent back to the sender in
+// the channel), gaps are the receiver's (times_full 0), and the settle is the sender's backlog
+// and a QP's window of unacknowledged packets. Timed at the sender, a READ responder by
+// reference sends each READ's responses at once when its request comes: its backlog of
+// queued READs measured as taking no time, and 4 MiB READs chose references at 7.6-8.2 GB/s
+// against the ring's 10.5-11.1. Which way wins depends on the vCPUs: far, the ring (14.3
+// against 8.1 GB/s at 64 KiB WRITEs in an earlier session); middle, by reference up to
+// 256 KiB (26 against 14-15) and about even from 1 MiB.
 //
 // Thread: the link's (under the device lock), like the writer it belongs to.
 #pragma once

@@ -51,10 +51,17 @@ namespace softib::link {
 struct ChannelControl {
   alignas(64) std::atomic<uint64_t> owner{0};  // 0: free; else the claiming sender's token
   alignas(64) std::atomic<uint64_t> head{0};   // consumer: bytes consumed (published lazily)
-  // Consumer: 1 once it found it cannot read the sender's memory (process_vm_readv: EPERM,
-  // ENOSYS), so the sender stops sending payloads by reference (rc/frame.hpp Burst).
-  alignas(64) std::atomic<uint64_t> no_reference{0};
+  // Consumer: whether it may read the sender's memory with process_vm_readv, asked when it
+  // meets the sender (kReference*). The sender sends payloads by reference (rc/frame.hpp
+  // Burst) only once it reads kReferenceAllowed: never a frame the consumer must refuse.
+  alignas(64) std::atomic<uint64_t> reference{0};
 };
+inline constexpr uint64_t kReferenceUnknown = 0;  // not asked yet (a channel not read yet)
+inline constexpr uint64_t kReferenceAllowed = 1;
+inline constexpr uint64_t kReferenceRefused = 2;  // EPERM (ptrace_scope, another user), ENOSYS
+// With kReferenceAllowed: the consumer measured bursts by reference faster than through the
+// ring (or is trying them): a sender that chooses by measuring (SOFTIB_SHM_CMA=auto) sends so.
+inline constexpr uint64_t kReferencePreferred = 4;
 static_assert(sizeof(ChannelControl) == 192);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "records are published across processes");
 

@@ -124,7 +124,7 @@ void ShmInbox::hold_lease(uint64_t now_ns, std::atomic<uint64_t>& polling_since)
 void ShmInbox::reclaim(uint32_t i, uint64_t read_position) const {
   ChannelControl& c = channel(i).control();
   c.head.store(read_position, std::memory_order_release);
-  c.no_reference.store(0, std::memory_order_relaxed);  // the next sender is another process
+  c.reference.store(kReferenceUnknown, std::memory_order_relaxed);  // the next sender is another process
   header().active[i / 64].fetch_and(~(uint64_t{1} << (i % 64)), std::memory_order_acq_rel);
   c.owner.store(0, std::memory_order_release);
 }

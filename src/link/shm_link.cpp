@@ -179,12 +179,12 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
   const uint32_t block = dest_qp.value() / kQpnBlock;
   if (route_.peer == nullptr || route_.dlid != to.dlid.value() || route_.block != block || !route_.peer->writer)
     return 0;
-  if (route_.peer->writer->control().no_reference.load(std::memory_order_relaxed) != 0) return 0;
-  if (references_auto_) {
-    ref_asked_ = route_.peer;
-    if (!route_.peer->ref.way()) return 0;
-  }
-  return max_burst_;
+  // The receiver's word: whether it may read this process's memory, and (auto) which way it
+  // measured faster. A line it writes only when the answer changes: it stays in this cache.
+  const uint64_t word = route_.peer->writer->control().reference.load(std::memory_order_relaxed);
+  if ((word & kReferenceAllowed) == 0) return 0;
+  if (references_auto_ && (word & kReferencePreferred) == 0) return 0;
+  return max_ref_burst_;
 }
 
 wire::MutByteSpan ShmLink::reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, size_t len, bool may_pack) {
@@ -364,11 +364,18 @@ std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {
   return w;
 }
 
-std::pair<uint64_t, uint64_t> ShmLink::copy_choices() const {
+std::pair<uint64_t, uint64_t> ShmLink::choices(bool reference) const {
   std::pair<uint64_t, uint64_t> c{0, 0};
   for (const auto& p : peers_) {
+    if (reference) continue;
     c.first += p->copy.windows();
     c.second += p->copy.switches();
+  }
+  if (reference) {
+    for (const Reader& r : readers_) {
+      c.first += r.way.windows();
+      c.second += r.way.switches();
+    }
   }
   return c;
 }
@@ -397,10 +404,7 @@ void ShmLink::commit_burst(size_t len, const rc::Burst& burst) {
       ++counters_.ref_frames_sent;
     }
     store_burst_fields(building_at_, burst, flags);
-    if (ref_asked_ != nullptr && ref_asked_ == building_)
-      (void)ref_asked_->ref.cached(cycle_ticks(), size_t{burst.packets} << (7 + burst.mtu), false, kRefSettleBytes, 0);
   }
-  ref_asked_ = nullptr;
   commit(len);
 }
 
@@ -444,6 +448,12 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       r.token = owner;
       // A new sender: once, unless warm_spare_channel() mapped the ring already.
       if (!channel_warmed(i)) ShmRegion::prefault(fresh.data(), fresh.capacity());
+      // Whether its payloads may come by reference, answered before its second frame can ask
+      // (it asks only once this is set): a probe of ~1 us once per sender.
+      const auto pid = dir_.endpoint_pid(static_cast<uint32_t>(owner));
+      fresh.control().reference.store(pid && may_read(static_cast<int32_t>(*pid)) ? kReferenceAllowed : kReferenceRefused,
+                                      std::memory_order_relaxed);
+      r.way = CopyChooser{};
       r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
       r.packed_at = 0;
     }
@@ -498,6 +508,7 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       device.receive(from, rec.body.subspan(header), kOne);
       return;
     }
+    if (fh.packets > 1) choose_way(r, fh);
     rc::Burst burst;
     burst.packets = fh.packets;
     burst.mtu = fh.burst_mtu;
@@ -510,12 +521,8 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       // The sender's process as softibd knows it (never the frame's or the token's word).
       burst.by_reference = true;
       burst.ref_pid = static_cast<int32_t>(dir_.endpoint_pid(static_cast<uint32_t>(r.token)).value_or(0));
-      if (!r.ref_checked) {
-        r.ref_checked = true;
-        if (!may_read(burst.ref_pid)) r.reader->memory().control().no_reference.store(1, std::memory_order_relaxed);
-      }
-      if (r.reader->memory().control().no_reference.load(std::memory_order_relaxed) != 0) {
-        ++counters_.ref_refused;  // lost: the sender retransmits inline
+      if ((r.reader->memory().control().reference.load(std::memory_order_relaxed) & kReferenceAllowed) == 0) {
+        ++counters_.ref_refused;  // a sender that did not wait for the answer: lost, as on a wire
         deliver = false;
       }
     }
@@ -535,6 +542,24 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
     ++counters_.frames_received;
     if (deliver) device.receive(from, rec.body.subspan(header), burst);
   }
+}
+
+// Each large burst is timed from the one before it that came the same way, as it is taken
+// (before its pull or copy out): the channel's period, bounded by whichever side is slower.
+// Bursts that came the other way (the sender had not seen a change yet, or does not choose)
+// are not counted; after a change CopyChooser does not count kRefSettleBytes, the sender's
+// backlog in the old way and a QP's window filling at the new way's pace. The sender follows
+// the word only with SOFTIB_SHM_CMA=auto; measuring costs one rdtsc a burst.
+void ShmLink::choose_way(Reader& r, const ShmFrameHeader& fh) {
+  std::atomic<uint64_t>& word = r.reader->memory().control().reference;
+  const uint64_t was = word.load(std::memory_order_relaxed);
+  if ((was & kReferenceAllowed) == 0) return;
+  const bool by_reference = (fh.last_flags & kFrameByReference) != 0;
+  if (by_reference != r.way.way() || !verbs::mtu_valid(fh.burst_mtu)) return;  // the MTU: the sender's word
+  const size_t bytes = size_t{fh.packets} * verbs::mtu_bytes(static_cast<verbs::Mtu>(fh.burst_mtu));
+  const bool next = r.way.cached(cycle_ticks(), bytes, false, kRefSettleBytes, 0);
+  const uint64_t now = next ? (was | kReferencePreferred) : (was & ~kReferencePreferred);
+  if (now != was) word.store(now, std::memory_order_relaxed);
 }
 
 bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget,

@@ -163,19 +163,29 @@ class ShmLink final : public rc::FrameSink {
   // Bursts of at most this much payload (0: none; rounded down by the transport to whole
   // packets). Larger bursts cost fewer steps per byte; each must fit half a ring.
   void set_max_burst_bytes(size_t bytes) { max_burst_ = bytes; }
-  // Single copy (rc/frame.hpp Burst::by_reference): WRITE payloads to another process are
-  // named in this process's memory and the receiver copies them with process_vm_readv, where
-  // it may (same user, no ptrace restriction); a receiver that may not says so in the
-  // channel and gets them inline. Off by default (SOFTIB_SHM_CMA=1 turns it on): on these
-  // machines one process_vm_readv per 64 KiB runs at 6-9 GB/s, below the two copies of the
-  // ring that the two cores make in parallel (20+ GB/s); it saves the sender's CPU.
+  // Single copy (rc/frame.hpp Burst::by_reference): the payloads of large bursts to another
+  // process (RDMA WRITE requests, RDMA READ responses) are named in this process's memory
+  // and the receiver copies them with process_vm_readv, where it may (same user, no ptrace
+  // restriction). The receiver answers whether it may when it meets this sender, in the
+  // channel's `reference` word (ChannelControl), and nothing goes by reference before that
+  // answer says yes. Which way is faster depends on the vCPUs: on far ones one
+  // process_vm_readv per 64 KiB ran at 6-9 GB/s, below the two copies of the ring that the
+  // two cores make in parallel (14 GB/s); on middle ones it ran at 20-27 GB/s up to 256 KiB.
+  // So by default (SOFTIB_SHM_CMA=auto) the receiver measures both and says which it wants in
+  // the same word (choose_way); SOFTIB_SHM_CMA=1 always, =0 never.
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
   void set_references(bool on) { references_ = on; }
-  // With references on: by reference or through the ring, chosen per channel by measuring
-  // (Peer::ref, a CopyChooser; SOFTIB_SHM_CMA=auto).
+  // Payload per burst by reference. Larger than through the ring (it takes no ring space): one
+  // process_vm_readv pins and copies a burst, and 256 KiB a call ran 13-27 % faster than
+  // 64 KiB on 256 KiB and 1 MiB WRITEs (middle vCPUs, 2026-11-29: 256 KiB WRITEs 24.9 against
+  // 19.8 GB/s); 1 MiB a call was slower again (the source and target then fill the L2).
+  static constexpr size_t kRefBurstBytes = 256 * 1024;
+  void set_max_reference_burst_bytes(size_t bytes) { max_ref_burst_ = bytes; }
+  // With references on: by reference only when the receiver's measure prefers it
+  // (kReferencePreferred; SOFTIB_SHM_CMA=auto).
   void set_references_auto(bool on) { references_auto_ = on; }
   // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
-  // not counted: it fills or drains at the new way's pace.
+  // not counted: the sender's backlog in the old way, then the window filling at the new pace.
   static constexpr uint64_t kRefSettleBytes = uint64_t{2} << 20;
   // How large payload copies go into a peer's ring (base/copy.hpp PeerCopy; default kAuto).
   void set_peer_copy(PeerCopy mode) { peer_copy_ = mode; }
@@ -263,12 +273,15 @@ class ShmLink final : public rc::FrameSink {
   std::pair<uint64_t, uint64_t> distance_windows() const;
   // The copy choosers' throughput windows and their changes of way (CopyChooser), summed over
   // the peers: {windows, switches}.
-  std::pair<uint64_t, uint64_t> copy_choices() const;
+  std::pair<uint64_t, uint64_t> copy_choices() const { return choices(false); }
+  // The same for the choice between the ring and by reference (SOFTIB_SHM_CMA=auto).
+  std::pair<uint64_t, uint64_t> reference_choices() const { return choices(true); }
 
  protected:
   void copy_large(void* dst, const void* src, size_t n) override;
 
  private:
+  std::pair<uint64_t, uint64_t> choices(bool reference) const;
   static bool new_channel_ready(const ChannelMemory& mem);  // ready() for a channel poll() has not read yet
   // Calls `f(channel)` for each channel a sender claimed (the inbox's active mask), in order,
   // until one returns true; returns whether one did.
@@ -301,9 +314,6 @@ class ShmLink final : public rc::FrameSink {
     uint64_t engine_work_end = 0;
     // How large copies into the channel go when peer_copy_ is kAuto.
     CopyChooser copy{};
-    // Whether large WRITE bursts go by reference when references_auto_ (true) or through the
-    // ring, by the same measure (CopyChooser's second use).
-    CopyChooser ref{};
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's
@@ -321,9 +331,12 @@ class ShmLink final : public rc::FrameSink {
   struct Reader {
     uint64_t token = 0;
     std::optional<ChannelReader> reader;
-    bool ref_checked = false;  // may this process read the sender's memory? (asked once)
     uint32_t packed_at = 0;    // the next sub-frame of the packed record peeked (0: its first)
+    // Whether the sender's large bursts should come by reference or through the ring
+    // (ChannelControl::reference's kReferencePreferred), measured here, where the bytes land.
+    CopyChooser way{};
   };
+  void choose_way(Reader& r, const ShmFrameHeader& fh);
   void take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
@@ -394,9 +407,9 @@ class ShmLink final : public rc::FrameSink {
   bool drained_stream_ = false;  // poll(): see drained_a_stream()
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
+  size_t max_ref_burst_ = kRefBurstBytes;
   bool references_ = false;
   bool references_auto_ = false;
-  Peer* ref_asked_ = nullptr;  // the peer whose Peer::ref decided the burst being built
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
   std::array<Watch, kMaxInboxChannels> watches_{};

@@ -113,16 +113,18 @@ Context::~Context() {
     const link::ShmLinkCounters& c = shm_->counters();
     const auto [near, far] = shm_->distance_windows();
     const auto [windows, switches] = shm_->copy_choices();
+    const auto [ref_windows, ref_switches] = shm_->reference_choices();
     log(LogLevel::kDebug, "verbs",
-        "{}: shared-memory link: {} frames sent ({} of them in {} packed records), {} received, {} refused (ring "
-        "full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer distance judged near {} "
-        "times, far {} (link/shm_channel.hpp consumer_near); copy throughput measured over {} windows, the way "
-        "changed {} times (link/copy_chooser.hpp); {} doorbells, {} of them to peers that left frames unread ({} of "
-        "those while their application was away); {} rings of its inbox mapped ahead of their senders "
-        "(link/shm_link.hpp warm_spare_channel)",
-        info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.frames_received, c.refused, c.copies_cached,
-        c.copies_streamed, near, far, windows, switches, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings,
-        shm_->channels_warmed());
+        "{}: shared-memory link: {} frames sent ({} of them in {} packed records, {} bursts by reference), {} "
+        "received, {} refused (ring full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer "
+        "distance judged near {} times, far {} (link/shm_channel.hpp consumer_near); copy throughput measured over "
+        "{} windows, the way changed {} times (link/copy_chooser.hpp); by reference or through the ring measured "
+        "over {} windows, changed {} times (SOFTIB_SHM_CMA=auto); {} doorbells, {} of them to peers that left "
+        "frames unread ({} of those while their application was away); {} rings of its inbox mapped ahead of their "
+        "senders (link/shm_link.hpp warm_spare_channel)",
+        info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.ref_frames_sent, c.frames_received, c.refused,
+        c.copies_cached, c.copies_streamed, near, far, windows, switches, ref_windows, ref_switches,
+        c.doorbells + c.stall_rings, c.stall_rings, c.away_rings, shm_->channels_warmed());
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }
@@ -166,13 +168,17 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   // all send from port 1's LID for now).
   c->shm_ = std::make_unique<link::ShmLink>(*c->dir_, at.endpoint, c->port_slots_[0], std::move(*inbox), resolver);
   c->shm_->set_max_burst_bytes(burst_bytes(ring_bytes()));
-  // Single copy between processes with SOFTIB_SHM_CMA=1, or where it measures faster with
-  // SOFTIB_SHM_CMA=auto (src/link/shm_link.hpp says why neither is the default).
-  if (const char* v = std::getenv("SOFTIB_SHM_CMA"); v != nullptr) {
-    const bool automatic = std::strcmp(v, "auto") == 0;
-    c->shm_->set_references(automatic || std::strcmp(v, "1") == 0);
-    c->shm_->set_references_auto(automatic);
-  }
+  // Single copy between processes where the receiver measures it faster (SOFTIB_SHM_CMA=auto,
+  // the default), always (=1) or never (=0): src/link/shm_link.hpp max_reference_bytes.
+  const char* cma = std::getenv("SOFTIB_SHM_CMA");
+  const bool always = cma != nullptr && std::strcmp(cma, "1") == 0;
+  const bool never = cma != nullptr && std::strcmp(cma, "0") == 0;
+  if (cma != nullptr && !always && !never && std::strcmp(cma, "auto") != 0)
+    log(LogLevel::kWarn, "verbs", "SOFTIB_SHM_CMA={} is not auto, 1 or 0; using auto", cma);
+  c->shm_->set_references(!never);
+  c->shm_->set_references_auto(!always);
+  // SOFTIB_SHM_REF_BURST: payload bytes per burst by reference (default 256 KiB), to compare.
+  if (const char* rb = std::getenv("SOFTIB_SHM_REF_BURST")) c->shm_->set_max_reference_burst_bytes(std::strtoul(rb, nullptr, 0));
   c->shm_->set_peer_copy(peer_copy());
   // SOFTIB_SHM_PACK=0: every frame a ring record of its own (ShmLink::begin_batch), to compare.
   if (const char* v = std::getenv("SOFTIB_SHM_PACK"); v != nullptr && std::strcmp(v, "0") == 0) c->shm_->set_packing(false);

@@ -71,14 +71,27 @@ bool Device::expected_read_burst(Qp& qp, Psn psn) {
 
 bool Device::RefPayload::copy_to(uint8_t* dst) const {
   const iovec local{dst, bytes};
-  const ssize_t n = ::process_vm_readv(pid, &local, 1, segments.data(), segments.size(), 0);
+  return copy_to(std::span<const iovec>(&local, 1));
+}
+
+bool Device::RefPayload::copy_to(std::span<const iovec> local) const {
+  const ssize_t n = ::process_vm_readv(pid, local.data(), local.size(), segments.data(), segments.size(), 0);
   return n >= 0 && static_cast<uint64_t>(n) == bytes;
 }
 
-// A burst whose payload stays in the sender's memory (single copy). An RDMA WRITE that is
-// exactly what comes next is copied straight from there into its target; anything else
-// (a duplicate, a gap, an error to report) has its bytes fetched and goes the inline way,
-// whole or packet by packet. Bytes that cannot be read lose the burst, as a wire would.
+void Device::write_ref_headers(const packet::OpcodeInfo& info, const packet::TransportHeaders& h, uint32_t mtu,
+                               wire::MutByteSpan out) {
+  ref_headers_.resize(packet::transport_length(info, mtu));
+  packet::write_transport_headers(info, h, mtu, ref_headers_);
+  std::memcpy(out.data(), ref_headers_.data(), info.header_length());
+}
+
+// A burst whose payload stays in the sender's memory (single copy): RDMA WRITE requests, and
+// RDMA READ responses (the responder names its region). One that is exactly what comes next
+// is copied straight from there into its target (the WRITE's region, the READ's SGEs);
+// anything else (a duplicate, a gap, an error to report) has its bytes fetched and goes the
+// inline way, whole or packet by packet. Bytes that cannot be read lose the burst, as a wire
+// would.
 void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Burst& b) {
   const OpcodeInfo* first = t.empty() ? nullptr : packet::find_opcode(t[0]);
   const OpcodeInfo* last = packet::find_opcode(b.last_opcode);
@@ -86,8 +99,10 @@ void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Bu
     counters_.rx_packets += b.packets;
     drop(Drop::kMalformed);
   };
-  if (first == nullptr || last == nullptr || b.ref_pid <= 0 || !verbs::mtu_valid(b.mtu) || !first->is_rdma_write() ||
-      first->is_response() || t.size() <= first->header_length())
+  const bool read_response = first != nullptr && first->operation == Operation::kRdmaReadResponse;
+  const bool write = first != nullptr && first->is_rdma_write() && !first->is_response();
+  if (first == nullptr || last == nullptr || b.ref_pid <= 0 || !verbs::mtu_valid(b.mtu) || !(write || read_response) ||
+      t.size() <= first->header_length())
     return lost();
   const size_t hl = first->header_length();
   const wire::ByteSpan named = t.subspan(hl);
@@ -111,10 +126,18 @@ void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Bu
     Qp* qp = find_qp(rx_.bth().dest_qp);
     const auto transport = qp != nullptr ? packet::transport_of(qp->type()) : std::nullopt;
     if (qp != nullptr && transport && first->transport() == *transport && pkey_match(rx_.bth().pkey, qp_pkey(*qp)) &&
-        qp->attr_.path_mtu == static_cast<verbs::Mtu>(b.mtu) && request_burst(*qp, from, *last, b, {}, &ref)) {
-      counters_.rx_packets += b.packets;
-      ++counters_.ref_pulls;
-      return;
+        qp->attr_.path_mtu == static_cast<verbs::Mtu>(b.mtu)) {
+      if (read_response) {
+        if (expected_read_burst(*qp, rx_.bth().psn) && taking_responses(*qp)) {
+          counters_.rx_packets += b.packets;
+          on_response(*qp, from, rx_, b.packets, last, &ref);  // counts the pull
+          return;
+        }
+      } else if (request_burst(*qp, from, *last, b, {}, &ref)) {
+        counters_.rx_packets += b.packets;
+        ++counters_.ref_pulls;
+        return;
+      }
     }
   }
   ref_scratch_.resize(hl + bytes);
@@ -158,7 +181,7 @@ void Device::receive_burst(const FrameAddr& from, wire::ByteSpan t, const Burst&
     if (first->is_response()) {
       // The completer takes read responses whole when they are the ones it expects next.
       if (first->operation == Operation::kRdmaReadResponse && expected_read_burst(*qp, rx_.bth().psn) &&
-          (qp->state_ == QpState::kRts || qp->state_ == QpState::kSqd || qp->state_ == QpState::kSqe)) {
+          taking_responses(*qp)) {
         counters_.rx_packets += b.packets;
         rx_.payload_ = data;
         on_response(*qp, from, rx_, b.packets, last);

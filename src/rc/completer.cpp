@@ -1,6 +1,9 @@
 // The completer (IBA 9.7.5.2-9.7.6, rxe_comp.c): acknowledgements, NAKs, read responses and
 // atomic acknowledgements complete send WQEs, in order; timeouts and NAKs make the requester
 // send again.
+#include <sys/uio.h>
+
+#include <array>
 #include <cstring>
 
 #include "rc/device.hpp"
@@ -150,9 +153,9 @@ bool Device::receive_ack(wire::ByteSpan t, Qp* frame_qp) {
 }
 
 void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::TransportFrame& p, uint32_t packets,
-                         const packet::OpcodeInfo* last) {
+                         const packet::OpcodeInfo* last, const RefPayload* ref) {
   using verbs::QpState;
-  if (qp.state_ != QpState::kRts && qp.state_ != QpState::kSqd && qp.state_ != QpState::kSqe) {
+  if (!taking_responses(qp)) {
     drop(Drop::kQpState);
     return;
   }
@@ -277,14 +280,17 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Transp
   const uint32_t mtu = verbs::mtu_bytes(qp.attr_.path_mtu);
   const uint64_t offset = uint64_t{static_cast<uint32_t>(Psn::distance(w.first_psn, psn))} * mtu;
   const wire::ByteSpan data = p.payload();
-  const bool ends = offset + data.size() == w.length;
-  if (offset + data.size() > w.length || (!ends && data.size() != uint64_t{packets} * mtu) ||
-      (last_info.ends_message() != ends)) {
+  const uint64_t size = ref != nullptr ? ref->bytes : data.size();
+  const bool ends = offset + size == w.length;
+  if (offset + size > w.length || (!ends && size != uint64_t{packets} * mtu) || (last_info.ends_message() != ends)) {
     fail_oldest(qp, WcStatus::kBadRespErr);
     return;
   }
-  // Scatter into the WR's SGEs, which need local write access.
-  uint64_t at = 0, left = data.size(), from = offset;
+  // Scatter into the WR's SGEs, which need local write access; by reference, one read from
+  // the responder's memory straight into them.
+  std::array<iovec, kMaxRefSegments> pieces;
+  size_t count = 0;
+  uint64_t at = 0, left = size, from = offset;
   const uint8_t* src = data.data();
   for (uint32_t i = 0; i < w.num_sge && left > 0; ++i) {
     const verbs::Sge& s = w.sge[i];
@@ -298,12 +304,26 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Transp
         fail_oldest(qp, WcStatus::kLocProtErr);
         return;
       }
-      std::memcpy(dst, src, n);
-      src += n;
+      if (ref != nullptr) {
+        SOFTIB_ASSERT_MSG(count < pieces.size(), "a READ has at most max_sge_rd (32) SGEs");
+        pieces[count++] = iovec{dst, n};
+      } else {
+        std::memcpy(dst, src, n);
+        src += n;
+      }
       from += n;
       left -= n;
     }
     at = end;
+  }
+  if (ref != nullptr) {
+    if (!ref->copy_to(std::span<const iovec>(pieces.data(), count))) {
+      // Lost, as on a wire: the READ is asked for again at the retransmit timeout.
+      ++counters_.ref_pull_failures;
+      drop(Drop::kMalformed);
+      return;
+    }
+    ++counters_.ref_pulls;
   }
   req.read_psn = psn + packets;
   req.retry_started = false;

@@ -343,10 +343,12 @@ class Device {
   bool gather(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, uint8_t* out);
 
   // completer.cpp
+  struct RefPayload;
   // `packets`: the response stands for that many read responses (a burst: p.payload() holds
-  // them all and `last` is the last one's row), else 1.
+  // them all, or `ref` names them in the responder's memory; `last` is the last one's row),
+  // else 1.
   void on_response(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p, uint32_t packets = 1,
-                   const packet::OpcodeInfo* last = nullptr);
+                   const packet::OpcodeInfo* last = nullptr, const RefPayload* ref = nullptr);
   void ack_up_to(Qp& qp, Psn psn);   // completes SEND/WRITE WQEs whose last PSN <= psn
   bool implied_nak(Qp& qp, Psn psn);
   void fail_oldest(Qp& qp, verbs::WcStatus status);
@@ -356,13 +358,22 @@ class Device {
   // burst.cpp
   void receive_burst(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst);
   bool expected_read_burst(Qp& qp, Psn psn);  // REQUIRES: device lock
+  // Whether the QP's state lets its completer take responses (RTS, SQD, SQE).
+  static bool taking_responses(const Qp& qp) {
+    return qp.state_ == verbs::QpState::kRts || qp.state_ == verbs::QpState::kSqd || qp.state_ == verbs::QpState::kSqe;
+  }
   // A by-reference payload: where it is in the sending process.
   struct RefPayload {
     int32_t pid = 0;
     std::span<const iovec> segments;
     uint64_t bytes = 0;
     bool copy_to(uint8_t* dst) const;  // process_vm_readv; false unless every byte came
+    bool copy_to(std::span<const iovec> local) const;  // the same, scattered (`bytes` in all)
   };
+  // A by-reference burst's first packet's headers into `out` (write_transport_headers wants
+  // room for a packet's payload, which the frame does not have).
+  void write_ref_headers(const packet::OpcodeInfo& info, const packet::TransportHeaders& h, uint32_t mtu,
+                         wire::MutByteSpan out);
   void receive_ref_burst(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst);
   bool request_burst(Qp& qp, const FrameAddr& from, const packet::OpcodeInfo& last, const Burst& b,
                      wire::ByteSpan data, const RefPayload* ref = nullptr);

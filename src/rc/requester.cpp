@@ -508,10 +508,7 @@ Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, c
   if (info.headers.has(packet::ExtHeader::kReth)) h.reth = wire::Reth{w.remote_addr, w.rkey, static_cast<uint32_t>(w.length)};
   // Headers for one full packet (no pad), then every packet's payload straight from the SGEs.
   if (by_reference) {
-    // The headers as for a full packet (the writer wants room for its payload), then the names.
-    ref_headers_.resize(packet::transport_length(info, mtu));
-    packet::write_transport_headers(info, h, mtu, ref_headers_);
-    std::memcpy(out.data(), ref_headers_.data(), info.header_length());
+    write_ref_headers(info, h, mtu, out);
     std::memcpy(out.data() + info.header_length(), refs.data(), body);
   } else {
     packet::write_transport_headers(info, h, mtu, out);

@@ -644,7 +644,13 @@ bool Device::run_job(Qp& qp, OutJob& job) {
   const size_t burst_cap = sink_.max_burst_bytes();
   while (job.next < n) {
     const uint32_t i = job.next;
-    const uint32_t k = burst_cap >= 2 * mtu ? std::min<uint32_t>({n - i, static_cast<uint32_t>(burst_cap >> std::countr_zero(mtu)), 0xFFFF}) : 1;
+    // To another process by reference where the link can (the requester copies the bytes
+    // from this process's memory straight into its SGEs: one copy), else bursts through the
+    // link's ring (segmentation offload, rc/frame.hpp).
+    const size_t ref_cap = burst_cap != 0 && n - i >= 2 ? sink_.max_reference_bytes(to, h.bth.dest_qp) : 0;
+    const bool by_reference = ref_cap >= 2 * mtu;
+    const size_t cap = by_reference ? ref_cap : burst_cap;
+    const uint32_t k = cap >= 2 * mtu ? std::min<uint32_t>({n - i, static_cast<uint32_t>(cap >> std::countr_zero(mtu)), 0xFFFF}) : 1;
     if (k >= 2) {
       // Segmentation offload (rc/frame.hpp): k responses in one frame.
       const bool first = i == 0, last = i + k == n;
@@ -653,7 +659,8 @@ bool Device::run_job(Qp& qp, OutJob& job) {
       const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(op));
       const uint64_t off = uint64_t{i} * mtu;
       const size_t bytes = static_cast<size_t>(std::min<uint64_t>(uint64_t{k} * mtu, job.length - off));
-      wire::MutByteSpan out = sink_.reserve_burst(to, h.bth.dest_qp, info.header_length() + bytes);
+      const size_t body = by_reference ? sizeof(RefSegment) : bytes;
+      wire::MutByteSpan out = sink_.reserve_burst(to, h.bth.dest_qp, info.header_length() + body);
       if (out.empty()) {
         refused_ = true;
         return false;
@@ -664,16 +671,24 @@ bool Device::run_job(Qp& qp, OutJob& job) {
         h.aeth = wire::Aeth::ack(job.msn);
       else
         h.aeth.reset();
-      packet::write_transport_headers(info, h, mtu, out);
-      sink_.copy_payload(out.data() + info.header_length(), base + off, bytes);
+      if (by_reference) {
+        write_ref_headers(info, h, mtu, out);
+        const RefSegment named{reinterpret_cast<uintptr_t>(base + off), bytes};
+        std::memcpy(out.data() + info.header_length(), &named, sizeof named);
+      } else {
+        packet::write_transport_headers(info, h, mtu, out);
+        sink_.copy_payload(out.data() + info.header_length(), base + off, bytes);
+      }
       Burst b;
       b.packets = static_cast<uint16_t>(k);
       b.mtu = static_cast<uint8_t>(qp.attr_.path_mtu);
       b.last_opcode = static_cast<uint8_t>(last_op);
       const wire::Aeth ack = wire::Aeth::ack(job.msn);
       if (last) b.last_ext = uint32_t{ack.syndrome} << 24 | ack.msn;
+      b.by_reference = by_reference;
       counters_.tx_packets += k;
-      sink_.commit_burst(info.header_length() + bytes, b);
+      if (by_reference) ++counters_.ref_bursts_sent;
+      sink_.commit_burst(info.header_length() + body, b);
       job.next += k;
       continue;
     }

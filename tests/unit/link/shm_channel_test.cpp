@@ -295,7 +295,7 @@ TEST(ShmInbox, NoRecordIsLeftUnheardWhileTheOwnerSleeps) {
   ASSERT_TRUE(bell.ok());
   constexpr uint64_t kRecords = 5000;
   testing::TestRng rng;  // prints its seed on failure
-  // The owner acknowledges each record in the channel's `no_reference` word (unused here), so
+  // The owner acknowledges each record in the channel's `reference` word (unused here), so
   // the sender knows when to send the next.
   const uint64_t child_seed = rng.next();  // the child draws its own numbers
   const pid_t child = ::fork();
@@ -312,7 +312,7 @@ TEST(ShmInbox, NoRecordIsLeftUnheardWhileTheOwnerSleeps) {
     const auto ch = peer->claim(42);
     if (!ch) ::_exit(5);
     ChannelWriter w(peer->channel(*ch), peer->start_position(*ch));
-    auto& acked = peer->channel(*ch).control().no_reference;
+    auto& acked = peer->channel(*ch).control().reference;
     for (uint64_t seq = 0; seq < kRecords; ++seq) {
       // Wait a random while (0-40 us): the owner is still looking, going to sleep, or asleep.
       const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(child_rng() % 40'000);
@@ -340,7 +340,7 @@ TEST(ShmInbox, NoRecordIsLeftUnheardWhileTheOwnerSleeps) {
       r.release();
       r.publish();
       ++got;
-      inbox->channel(0).control().no_reference.store(got, std::memory_order_release);
+      inbox->channel(0).control().reference.store(got, std::memory_order_release);
       continue;
     }
     // Nothing: go to sleep as the engine does (sleeping, then one last look). Now and then

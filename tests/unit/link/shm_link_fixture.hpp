@@ -87,6 +87,9 @@ class ShmLinkTest : public ::testing::Test {
     make_sides(capacity);
     a->link.set_max_burst_bytes(burst);
     b->link.set_max_burst_bytes(burst);
+    // Bursts by reference as large as the others here: many of them in a small transfer.
+    a->link.set_max_reference_burst_bytes(burst);
+    b->link.set_max_reference_burst_bytes(burst);
     connect(*a, *b, 2);
     connect(*b, *a, 1);
   }

@@ -470,6 +470,8 @@ TEST_F(ShmLinkTest, LargeCopiesGoAsTheCopyModeSays) {
 TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   build(1 << 20, 16 * 1024);
   a->link.set_references(true);
+  post(*a, WrOpcode::kRdmaWrite, 0, 64, b->addr(0));  // b meets a, and says it may read a's memory
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
   for (size_t i = 0; i < 300001; ++i) a->buffer[i] = static_cast<uint8_t>(i * 13 + 1);
   post(*a, WrOpcode::kRdmaWrite, 0, 300001, b->addr(0));
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
@@ -492,14 +494,14 @@ TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   // when process_vm_readv is refused): the sender sends inline from then on.
   const uint64_t pulled = b->device.counters().ref_pulls;
   const uint64_t sent = a->link.counters().ref_frames_sent;
-  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) b->link.inbox().channel(i).control().no_reference.store(1);
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) b->link.inbox().channel(i).control().reference.store(kReferenceRefused);
   for (size_t i = 0; i < 200000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 7 + 5);
   post(*a, WrOpcode::kRdmaWrite, 0, 200000, b->addr(400000));
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
   EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data() + 400000, 200000), 0);
   EXPECT_EQ(a->link.counters().ref_frames_sent, sent);
   EXPECT_EQ(b->device.counters().ref_pulls, pulled);
-  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) b->link.inbox().channel(i).control().no_reference.store(0);
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i) b->link.inbox().channel(i).control().reference.store(kReferenceAllowed);
 
   // A WRITE by reference with a bad R_Key: the receiver fetches the bytes and the packet path
   // answers with the NAK, as for an inline burst.
@@ -509,25 +511,102 @@ TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   EXPECT_EQ(b->device.counters().ref_pulls, pulled) << "and was not executed";
 }
 
-// With the way chosen by measuring (Peer::ref, a CopyChooser; SOFTIB_SHM_CMA=auto), a stream of WRITEs starts through
-// the ring and tries references after its first window, whatever the timing: both ways carry
-// bursts of one stream, and every byte lands.
-TEST_F(ShmLinkTest, WritesTryReferencesWhenTheWayIsMeasured) {
+// The receiver answers whether it may read a sender's memory when it meets the sender (the
+// channel's first frame), and the sender names its memory only after that answer: a WRITE
+// posted before the receiver read anything goes through the ring, and no frame by reference
+// is ever refused and lost (a receiver that refused one lost it until the retransmit timeout).
+TEST_F(ShmLinkTest, ASenderSendsByReferenceOnlyOnceTheReceiverSaidItMay) {
   build(1 << 20, 16 * 1024);
   a->link.set_references(true);
-  a->link.set_references_auto(true);
-  for (size_t i = 0; i < 1000003; ++i) a->buffer[i] = static_cast<uint8_t>(i * 11 + 3);
-  for (int round = 0; round < 32; ++round) {
-    post(*a, WrOpcode::kRdmaWrite, 0, 1000003, b->addr(0));
-    ASSERT_EQ(wait(*a).status, WcStatus::kSuccess) << round;
-    ASSERT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 1000003), 0) << round;
-    std::memset(b->buffer.data(), 0, 1000003);
+  for (size_t i = 0; i < 200000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 5 + 2);
+  post(*a, WrOpcode::kRdmaWrite, 0, 200000, b->addr(0));
+  for (int i = 0; i < 4; ++i) a->device.progress();  // b reads nothing meanwhile
+  EXPECT_GT(a->link.counters().frames_sent, 2u);
+  EXPECT_EQ(a->link.counters().ref_frames_sent, 0u) << "no answer yet: everything inline";
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 200000), 0);
+  uint64_t allowed = 0;
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i)
+    if (b->link.inbox().channel(i).control().reference.load() == kReferenceAllowed) ++allowed;
+  EXPECT_EQ(allowed, 1u) << "b met one sender, and may read it (the same process)";
+
+  post(*a, WrOpcode::kRdmaWrite, 0, 200000, b->addr(300000));
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data() + 300000, 200000), 0);
+  EXPECT_GT(a->link.counters().ref_frames_sent, 5u) << "once answered, by reference";
+  EXPECT_EQ(b->link.counters().ref_refused, 0u);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
+  EXPECT_EQ(a->device.counters().timeouts, 0u);
+}
+
+// RDMA READ responses by reference: the responder names its region, and the requester copies
+// from there with one process_vm_readv straight into the READ's SGEs (two here, the second
+// starting inside a packet). A local SGE it may not write fails the READ as inline responses do.
+TEST_F(ShmLinkTest, ReadResponsesGoByReferenceAndTheRequesterCopiesThemOnce) {
+  build(1 << 20, 16 * 1024);
+  b->link.set_references(true);
+  post(*a, WrOpcode::kRdmaRead, 0, 64, b->addr(0));  // a meets b's channel, and says it may read b's memory
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  for (size_t i = 0; i < 300001; ++i) b->buffer[i] = static_cast<uint8_t>(i * 17 + 3);
+  const Sge sges[2] = {{a->addr(0), 100003, a->mr->lkey}, {a->addr(400000), 199998, a->mr->lkey}};
+  SendWr wr;
+  wr.wr_id = 9;
+  wr.opcode = WrOpcode::kRdmaRead;
+  wr.send_flags = send_flag::kSignaled;
+  wr.sg_list = {sges, 2};
+  wr.rdma.remote_addr = b->addr(0);
+  wr.rdma.rkey = b->mr->rkey;
+  size_t bad;
+  ASSERT_TRUE(a->device.post_send(a->qp, {&wr, 1}, &bad).ok());
+  WorkCompletion wc = wait(*a);
+  EXPECT_EQ(wc.status, WcStatus::kSuccess);
+  EXPECT_EQ(wc.wr_id, 9u);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 100003), 0);
+  EXPECT_EQ(std::memcmp(a->buffer.data() + 400000, b->buffer.data() + 100003, 199998), 0);
+  EXPECT_GT(b->link.counters().ref_frames_sent, 5u) << "the responses after the first burst by reference";
+  EXPECT_EQ(a->device.counters().ref_pulls, b->link.counters().ref_frames_sent) << "each copied straight into the SGEs";
+  EXPECT_EQ(a->device.counters().bursts_taken_apart, 0u);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
+
+  // An SGE that runs past the end of a's region: the bursts inside it are pulled, the one
+  // that reaches past it is a local protection error, as with inline responses.
+  const uint64_t pulls = a->device.counters().ref_pulls;
+  const Sge outside{a->addr(1000000), 100000, a->mr->lkey};
+  wr.sg_list = {&outside, 1};
+  ASSERT_TRUE(a->device.post_send(a->qp, {&wr, 1}, &bad).ok());
+  EXPECT_EQ(wait(*a).status, WcStatus::kLocProtErr);
+  EXPECT_EQ(a->device.counters().ref_pulls, pulls + (a->buffer.size() - 1000000) / (16 * 1024));
+}
+
+// With the way chosen by measuring (SOFTIB_SHM_CMA=auto): the receiver of the bytes times
+// each large burst as it takes it and says in the channel which way it wants (ShmLink::
+// choose_way); a stream starts through the ring and tries references after the ring's settle
+// and first window, whatever the timing: both ways carry bursts of one stream, and every byte
+// lands. WRITEs (a's bursts, b measures) and READ responses (b's bursts, a measures).
+TEST_F(ShmLinkTest, LargeBurstsTryReferencesWhenTheWayIsMeasured) {
+  for (const WrOpcode op : {WrOpcode::kRdmaWrite, WrOpcode::kRdmaRead}) {
+    const bool write = op == WrOpcode::kRdmaWrite;
+    SCOPED_TRACE(write ? "WRITE" : "READ");
+    build(1 << 20, 16 * 1024);
+    Side& sender = write ? *a : *b;
+    Side& receiver = write ? *b : *a;
+    sender.link.set_references(true);
+    sender.link.set_references_auto(true);
+    for (size_t i = 0; i < 1000003; ++i) sender.buffer[i] = static_cast<uint8_t>(i * 11 + 3);
+    for (int round = 0; round < 32; ++round) {
+      post(*a, op, 0, 1000003, b->addr(0));
+      ASSERT_EQ(wait(*a).status, WcStatus::kSuccess) << round;
+      ASSERT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 1000003), 0) << round;
+      std::memset(receiver.buffer.data(), 0, 1000003);
+    }
+    const ShmLinkCounters& c = sender.link.counters();
+    EXPECT_GT(c.ref_frames_sent, 0u) << "the try by reference";
+    EXPECT_GE(c.copies_cached + c.copies_streamed, (ShmLink::kRefSettleBytes + CopyChooser::kWindowBytes) / (16 * 1024))
+        << "the ring's settle and first window";
+    EXPECT_EQ(receiver.device.counters().ref_pulls, c.ref_frames_sent);
+    EXPECT_GE(receiver.link.reference_choices().first, 1u) << "the receiver measured";
+    EXPECT_EQ(sender.link.reference_choices().first, 0u) << "the sender follows";
   }
-  const ShmLinkCounters& c = a->link.counters();
-  EXPECT_GT(c.ref_frames_sent, 0u) << "the try by reference";
-  EXPECT_GE(c.copies_cached + c.copies_streamed, (ShmLink::kRefSettleBytes + CopyChooser::kWindowBytes) / (16 * 1024))
-      << "the ring's settle and first window";
-  EXPECT_EQ(b->device.counters().ref_pulls, c.ref_frames_sent);
 }
 
 TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
