@@ -45,7 +45,7 @@ void CopyChooser::settle(uint64_t ticks) {
   settled_ticks_ += ticks;
   settled_bytes_ += last_bytes_;
   // A try that loses by far even while the ring's fill favours it ends here.
-  if (!trying_ || settled_bytes_ < kQuickLossBytes) return;
+  if (!quick_loss_ || !trying_ || settled_bytes_ < kQuickLossBytes) return;
   const double rate = static_cast<double>(settled_bytes_) / static_cast<double>(settled_ticks_ == 0 ? 1 : settled_ticks_);
   if (rate * kQuickLossFactor >= rate_[home_ ? 1 : 0]) return;
   rate_[cached_ ? 1 : 0] = rate;

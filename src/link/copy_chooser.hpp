@@ -50,6 +50,13 @@ namespace softib::link {
 
 class CopyChooser {
  public:
+  // `quick_loss`: whether a try that loses by far ends early (below). Not where the settle
+  // disfavours the way tried: at the receiver (ShmLink::choose_way) the first bursts by
+  // reference wait for the QP's window of ring bursts to be acknowledged, and the rule ended
+  // 4 tries of 5 at their first bursts (1 MiB WRITEs by reference 19-21 GB/s, kept through
+  // the ring at 15-17 in half the runs).
+  explicit CopyChooser(bool quick_loss = true) : quick_loss_(quick_loss) {}
+
   static constexpr uint64_t kWindowBytes = uint64_t{4} << 20;
   // ~0.4 ms at these VMs' 2.6 GHz TSC (1 ms at 1 GHz). Gaps shorter than that are the
   // pipeline's own: a full ring's wait for its consumer's quarter-ring publish (256 KiB at 10
@@ -75,6 +82,10 @@ class CopyChooser {
   bool cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes, uint64_t times_full);
   // The way the next copy (or burst) takes, as the last call left it.
   bool way() const { return cached_; }
+  // The time since the last call is not this chooser's: the next call counts no gap. For a
+  // caller that sees copies of the other way go by (ShmLink::choose_way: the sender's backlog
+  // after a change), which its next copy's gap would otherwise span.
+  void skip() { last_ = 0; }
 
   // Diagnostics (the link's debug log): windows measured, and how often the way changed
   // because the other one measured faster.
@@ -107,6 +118,7 @@ class CopyChooser {
   bool near_ = false;        // the distance judgment this started from
   uint32_t windows_ = 0;
   uint32_t switches_ = 0;
+  bool quick_loss_ = true;
 };
 
 }  // namespace softib::link

@@ -334,7 +334,7 @@ class ShmLink final : public rc::FrameSink {
     uint32_t packed_at = 0;    // the next sub-frame of the packed record peeked (0: its first)
     // Whether the sender's large bursts should come by reference or through the ring
     // (ChannelControl::reference's kReferencePreferred), measured here, where the bytes land.
-    CopyChooser way{};
+    CopyChooser way{false};
   };
   void choose_way(Reader& r, const ShmFrameHeader& fh);
   void take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
