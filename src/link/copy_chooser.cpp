@@ -6,6 +6,13 @@ bool CopyChooser::cached(uint64_t now, size_t bytes, bool near, uint64_t ring_by
   if (!started_ || near != near_) start_over(near, ring_bytes);
   const bool waited = times_full != last_full_;
   last_full_ = times_full;
+  close(now, waited, ring_bytes);
+  last_ = now;
+  last_bytes_ = bytes;
+  return cached_;
+}
+
+void CopyChooser::close(uint64_t now, bool waited, uint64_t ring_bytes) {
   // now <= last_: this thread moved to a CPU whose counter lags (base/clock.hpp ticks_since).
   // That copy is left out; counted (after a full ring), its unsigned gap wraps, and a window
   // that closes before later stamps make up for it measures nothing.
@@ -17,9 +24,7 @@ bool CopyChooser::cached(uint64_t now, size_t bytes, bool near, uint64_t ring_by
       count(now - last_);
     if (cached_ != was) begin_settle(ring_bytes);
   }
-  last_ = now;
-  last_bytes_ = bytes;
-  return cached_;
+  last_ = 0;
 }
 
 void CopyChooser::start_over(bool near, uint64_t ring_bytes) {

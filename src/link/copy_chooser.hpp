@@ -82,10 +82,13 @@ class CopyChooser {
   bool cached(uint64_t now, size_t bytes, bool near, uint64_t ring_bytes, uint64_t times_full);
   // The way the next copy (or burst) takes, as the last call left it.
   bool way() const { return cached_; }
-  // The time since the last call is not this chooser's: the next call counts no gap. For a
-  // caller that sees copies of the other way go by (ShmLink::choose_way: the sender's backlog
-  // after a change), which its next copy's gap would otherwise span.
-  void skip() { last_ = 0; }
+  // The last copy ended at `now`: its gap is counted up to here, and the next call counts
+  // none. For a caller that sees copies of another way go by between its own (ShmLink::
+  // choose_way: a SEND's bursts come through the ring between WRITEs by reference, and the
+  // old way's backlog after a change), whose time the next copy's gap would otherwise span.
+  void done(uint64_t now, uint64_t ring_bytes) {
+    if (started_) close(now, false, ring_bytes);
+  }
 
   // Diagnostics (the link's debug log): windows measured, and how often the way changed
   // because the other one measured faster.
@@ -93,6 +96,7 @@ class CopyChooser {
   uint32_t switches() const { return switches_; }
 
  private:
+  void close(uint64_t now, bool waited, uint64_t ring_bytes);  // counts the last copy's gap
   void start_over(bool near, uint64_t ring_bytes);
   void begin_settle(uint64_t ring_bytes);
   void settle(uint64_t ticks);  // the previous copy took `ticks`, while settling

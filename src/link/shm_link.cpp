@@ -555,18 +555,19 @@ void ShmLink::choose_way(Reader& r, const ShmFrameHeader& fh) {
   const uint64_t was = word.load(std::memory_order_relaxed);
   if ((was & kReferenceAllowed) == 0) return;
   const bool by_reference = (fh.last_flags & kFrameByReference) != 0;
+  const uint64_t now = cycle_ticks();
   if (by_reference != r.way.way() || !verbs::mtu_valid(fh.burst_mtu)) {  // the MTU: the sender's word
-    // The next burst of this way is timed from its own arrival, not across this one: after a
-    // change, the first burst by reference had the ring's backlog (up to a QP's window) in its
-    // gap, and a try's early loss rule then ended most tries at their first burst (1 MiB
-    // WRITEs went by reference in one run of two: 15.2 against 19.7 GB/s).
-    r.way.skip();
+    // The last burst of this way ends here, and the next is timed from its own arrival: not
+    // across this one (a SEND's bursts come through the ring between WRITEs by reference;
+    // after a change, the old way's backlog, up to a QP's window, had been in the first
+    // burst's gap).
+    r.way.done(now, kRefSettleBytes);
     return;
   }
   const size_t bytes = size_t{fh.packets} * verbs::mtu_bytes(static_cast<verbs::Mtu>(fh.burst_mtu));
-  const bool next = r.way.cached(cycle_ticks(), bytes, false, kRefSettleBytes, 0);
-  const uint64_t now = next ? (was | kReferencePreferred) : (was & ~kReferencePreferred);
-  if (now != was) word.store(now, std::memory_order_relaxed);
+  const bool next = r.way.cached(now, bytes, false, kRefSettleBytes, 0);
+  const uint64_t want = next ? (was | kReferencePreferred) : (was & ~kReferencePreferred);
+  if (want != was) word.store(want, std::memory_order_relaxed);
 }
 
 bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget,

@@ -161,5 +161,45 @@ TEST(CopyChooser, TheRingsFillAfterAChangeIsNotCounted) {
   EXPECT_EQ(fill.chooser.switches(), 0u);
 }
 
+// At the receiver (ShmLink::choose_way) a try that loses by far is not ended early: there the
+// settle disfavours the way tried. A try then costs a settle and a whole window, and the tries
+// still thin out (8, 32, 128, then every 256 windows).
+TEST(CopyChooser, WithoutTheEarlyEndATryRunsItsWindowAndTriesStillThinOut) {
+  Channel ch;
+  ch.chooser = CopyChooser(false);
+  ch.near = false;
+  ch.rate_cached = 2;
+  ch.rate_streamed = 8;
+  ch.run(1000 * kWindow);
+  EXPECT_EQ(ch.chooser.switches(), 0u);
+  const uint64_t tried = ch.cached * kCopy;
+  EXPECT_GE(tried, kRing + kWindow) << "the first try ran its settle and window";
+  EXPECT_GT(tried, 10 * (CopyChooser::kQuickLossBytes + kCopy)) << "not ended early";
+  EXPECT_LE(tried, 8 * (kRing + kWindow + kCopy)) << "at most 8 tries in 1,000 windows";
+}
+
+// A receiver that sees bursts of the other way go by (a SEND's bursts always come through the
+// ring, between WRITEs by reference) skips them: the time they took is not the way's. Here
+// the way tried is twice as fast, and every burst of it follows a slow burst of the other
+// way; counted, that time made the try lose (a third slower than home).
+TEST(CopyChooser, TimeOnBurstsOfTheOtherWayIsNotCounted) {
+  CopyChooser chooser(false);
+  uint64_t now = 1'000;
+  const double rate[2] = {4, 8};  // ring, by reference
+  for (uint64_t b = 0; b < 200 * kWindow; b += kCopy) {
+    const bool way = chooser.cached(now, kCopy, false, kRing, 0);
+    now += static_cast<uint64_t>(static_cast<double>(kCopy) / rate[way ? 1 : 0]);
+    // A SEND burst through the ring: the ring way's own, or another way's, which ends the
+    // last one's time.
+    if (way)
+      chooser.done(now, kRing);
+    else
+      (void)chooser.cached(now, kCopy, false, kRing, 0);
+    now += static_cast<uint64_t>(static_cast<double>(kCopy) / rate[0]);
+  }
+  EXPECT_GE(chooser.switches(), 1u);
+  EXPECT_TRUE(chooser.way());
+}
+
 }  // namespace
 }  // namespace softib::link
