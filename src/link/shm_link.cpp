@@ -544,12 +544,12 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
   }
 }
 
-// Each large burst is timed from the one before it that came the same way, as it is taken
-// (before its pull or copy out): the channel's period, bounded by whichever side is slower.
-// Bursts that came the other way (the sender had not seen a change yet, or does not choose)
-// are not counted, nor is the time they took; after a change CopyChooser does not count
-// kRefSettleBytes either, a QP's window filling at the new way's pace. The sender follows
-// the word only with SOFTIB_SHM_CMA=auto; measuring costs one rdtsc a burst.
+// Each large burst of the way in use is timed from when it is taken (before its pull or copy
+// out) to when the next burst is: the channel's period, bounded by whichever side is slower.
+// Bursts that came the other way (a SEND's, always through the ring; the old way's backlog
+// after a change) are not counted, nor is the time they took; after a change CopyChooser does
+// not count kRefSettleBytes either, a QP's window filling at the new way's pace. The sender
+// follows the word only with SOFTIB_SHM_CMA=auto; measuring costs one rdtsc a burst.
 void ShmLink::choose_way(Reader& r, const ShmFrameHeader& fh) {
   std::atomic<uint64_t>& word = r.reader->memory().control().reference;
   const uint64_t was = word.load(std::memory_order_relaxed);
