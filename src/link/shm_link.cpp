@@ -37,6 +37,12 @@ static_assert(kEngineWork[to_underlying(packet::Opcode::kRcRdmaWriteOnly)] &&
               !kEngineWork[to_underlying(packet::Opcode::kRcAcknowledge)]);
 bool engine_work(uint8_t opcode) { return kEngineWork[opcode]; }
 
+// {windows, switches} of CopyChoosers, summed (the debug log's).
+void add_choices(std::pair<uint64_t, uint64_t>& c, const CopyChooser& chooser) {
+  c.first += chooser.windows();
+  c.second += chooser.switches();
+}
+
 // critical_path.hpp: the record of a one-packet SEND, which a ping-pong's poll waits for
 // (a bare ACK that comes first does not start the path: its poll goes on waiting).
 bool awaited_send(const Record& rec) {
@@ -173,7 +179,7 @@ wire::MutByteSpan ShmLink::discard(size_t len) {
 }
 
 size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
-  if (!references_ || max_burst_ == 0) return 0;
+  if (references_ == References::kNever || max_burst_ == 0) return 0;
   // Only the peer the route already knows (the frame before this one went there): the first
   // frames of a message go inline and find the peer.
   const uint32_t block = dest_qp.value() / kQpnBlock;
@@ -183,7 +189,7 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
   // measured faster. A line it writes only when the answer changes: it stays in this cache.
   const uint64_t word = route_.peer->writer->control().reference.load(std::memory_order_relaxed);
   if ((word & kReferenceAllowed) == 0) return 0;
-  if (references_auto_ && (word & kReferencePreferred) == 0) return 0;
+  if (references_ == References::kMeasured && (word & kReferencePreferred) == 0) return 0;
   return max_ref_burst_;
 }
 
@@ -364,19 +370,15 @@ std::pair<uint64_t, uint64_t> ShmLink::distance_windows() const {
   return w;
 }
 
-std::pair<uint64_t, uint64_t> ShmLink::choices(bool reference) const {
+std::pair<uint64_t, uint64_t> ShmLink::copy_choices() const {
   std::pair<uint64_t, uint64_t> c{0, 0};
-  for (const auto& p : peers_) {
-    if (reference) continue;
-    c.first += p->copy.windows();
-    c.second += p->copy.switches();
-  }
-  if (reference) {
-    for (const Reader& r : readers_) {
-      c.first += r.way.windows();
-      c.second += r.way.switches();
-    }
-  }
+  for (const auto& p : peers_) add_choices(c, p->copy);
+  return c;
+}
+
+std::pair<uint64_t, uint64_t> ShmLink::reference_choices() const {
+  std::pair<uint64_t, uint64_t> c{0, 0};
+  for (const Reader& r : readers_) add_choices(c, r.way);
   return c;
 }
 
@@ -453,7 +455,6 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       const auto pid = dir_.endpoint_pid(static_cast<uint32_t>(owner));
       fresh.control().reference.store(pid && may_read(static_cast<int32_t>(*pid)) ? kReferenceAllowed : kReferenceRefused,
                                       std::memory_order_relaxed);
-      r.way = CopyChooser{false};
       r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
       r.packed_at = 0;
     }

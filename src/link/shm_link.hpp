@@ -174,16 +174,18 @@ class ShmLink final : public rc::FrameSink {
   // So by default (SOFTIB_SHM_CMA=auto) the receiver measures both and says which it wants in
   // the same word (choose_way); SOFTIB_SHM_CMA=1 always, =0 never.
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
-  void set_references(bool on) { references_ = on; }
+  enum class References {
+    kNever,     // SOFTIB_SHM_CMA=0 (and the class's default)
+    kMeasured,  // when the receiver's measure prefers it (kReferencePreferred): =auto, the default
+    kAlways,    // whenever the receiver may read this process: =1
+  };
+  void set_references(References mode) { references_ = mode; }
   // Payload per burst by reference. Larger than through the ring (it takes no ring space): one
   // process_vm_readv pins and copies a burst, and 256 KiB a call ran 13-27 % faster than
   // 64 KiB on 256 KiB and 1 MiB WRITEs (middle vCPUs, 2026-11-29: 256 KiB WRITEs 24.9 against
   // 19.8 GB/s); 1 MiB a call was slower again (the source and target then fill the L2).
   static constexpr size_t kRefBurstBytes = 256 * 1024;
   void set_max_reference_burst_bytes(size_t bytes) { max_ref_burst_ = bytes; }
-  // With references on: by reference only when the receiver's measure prefers it
-  // (kReferencePreferred; SOFTIB_SHM_CMA=auto).
-  void set_references_auto(bool on) { references_auto_ = on; }
   // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
   // not counted: the sender's backlog in the old way, then the window filling at the new pace.
   static constexpr uint64_t kRefSettleBytes = uint64_t{2} << 20;
@@ -273,15 +275,15 @@ class ShmLink final : public rc::FrameSink {
   std::pair<uint64_t, uint64_t> distance_windows() const;
   // The copy choosers' throughput windows and their changes of way (CopyChooser), summed over
   // the peers: {windows, switches}.
-  std::pair<uint64_t, uint64_t> copy_choices() const { return choices(false); }
-  // The same for the choice between the ring and by reference (SOFTIB_SHM_CMA=auto).
-  std::pair<uint64_t, uint64_t> reference_choices() const { return choices(true); }
+  std::pair<uint64_t, uint64_t> copy_choices() const;
+  // The same for the receiver's choice between the ring and by reference (choose_way), summed
+  // over the channels it reads.
+  std::pair<uint64_t, uint64_t> reference_choices() const;
 
  protected:
   void copy_large(void* dst, const void* src, size_t n) override;
 
  private:
-  std::pair<uint64_t, uint64_t> choices(bool reference) const;
   static bool new_channel_ready(const ChannelMemory& mem);  // ready() for a channel poll() has not read yet
   // Calls `f(channel)` for each channel a sender claimed (the inbox's active mask), in order,
   // until one returns true; returns whether one did.
@@ -408,8 +410,7 @@ class ShmLink final : public rc::FrameSink {
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
   size_t max_ref_burst_ = kRefBurstBytes;
-  bool references_ = false;
-  bool references_auto_ = false;
+  References references_ = References::kNever;
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
   std::array<Watch, kMaxInboxChannels> watches_{};

@@ -175,8 +175,8 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   const bool never = cma != nullptr && std::strcmp(cma, "0") == 0;
   if (cma != nullptr && !always && !never && std::strcmp(cma, "auto") != 0)
     log(LogLevel::kWarn, "verbs", "SOFTIB_SHM_CMA={} is not auto, 1 or 0; using auto", cma);
-  c->shm_->set_references(!never);
-  c->shm_->set_references_auto(!always);
+  using References = link::ShmLink::References;
+  c->shm_->set_references(never ? References::kNever : always ? References::kAlways : References::kMeasured);
   // SOFTIB_SHM_REF_BURST: payload bytes per burst by reference (default 256 KiB), to compare.
   if (const char* rb = std::getenv("SOFTIB_SHM_REF_BURST")) c->shm_->set_max_reference_burst_bytes(std::strtoul(rb, nullptr, 0));
   c->shm_->set_peer_copy(peer_copy());

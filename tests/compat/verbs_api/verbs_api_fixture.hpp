@@ -92,6 +92,19 @@ class Verbs : public ::testing::Test {
     return ibv_create_qp(pd_, &qa);
   }
 
+  // Two RC QPs of `cap` whose sends and receives complete on one new CQ of `cqe` entries,
+  // connected to each other. The caller destroys them. Call under ASSERT_NO_FATAL_FAILURE.
+  void connected_pair(int cqe, ibv_qp_cap cap, ibv_cq** cq, ibv_qp** a, ibv_qp** b) {
+    *cq = ibv_create_cq(ctx_, cqe, nullptr, nullptr, 0);
+    ASSERT_NE(*cq, nullptr);
+    *a = rc_qp(*cq, cap);
+    ASSERT_NE(*a, nullptr);
+    *b = rc_qp(*cq, cap);
+    ASSERT_NE(*b, nullptr);
+    connect(*a, (*b)->qp_num);
+    connect(*b, (*a)->qp_num);
+  }
+
   // RESET -> INIT -> RTR -> RTS, connected to `peer` on this port.
   void connect(ibv_qp* qp, uint32_t peer_qpn) {
     ibv_qp_attr a{};

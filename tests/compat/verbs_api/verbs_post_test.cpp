@@ -26,14 +26,9 @@ using softib::verbs_api_test::Verbs;
 // gathered where its SGEs say; a poll for many completions drains them across its internal
 // batches. A chain with a bad request posts those before it and points bad_wr at it.
 TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
-  ibv_cq* cq = ibv_create_cq(ctx_, 256, nullptr, nullptr, 0);
-  ASSERT_NE(cq, nullptr);
-  ibv_qp* a = rc_qp(cq, {64, 64, 4, 4, 0});
-  ASSERT_NE(a, nullptr);
-  ibv_qp* b = rc_qp(cq, {64, 64, 4, 4, 0});
-  ASSERT_NE(b, nullptr);
-  connect(a, b->qp_num);
-  connect(b, a->qp_num);
+  ibv_cq* cq = nullptr;
+  ibv_qp *a = nullptr, *b = nullptr;
+  ASSERT_NO_FATAL_FAILURE(connected_pair(256, {64, 64, 4, 4, 0}, &cq, &a, &b));
   std::vector<uint8_t> buf(1 << 16, 0);
   ibv_mr* mr = ibv_reg_mr(pd_, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
   ASSERT_NE(mr, nullptr);
@@ -201,14 +196,9 @@ TEST_F(Verbs, ChainsOfWorkRequestsPostWholeAndStopAtTheFirstBadOne) {
 TEST_F(Verbs, RandomChainsPostUpToTheirFirstRefusalAndCompleteExactlyOnce) {
   softib::testing::TestRng rng;
   const auto below = [&](uint64_t n) { return rng.between(0, n - 1); };  // uniform in [0, n)
-  ibv_cq* cq = ibv_create_cq(ctx_, 4096, nullptr, nullptr, 0);
-  ASSERT_NE(cq, nullptr);
-  ibv_qp* a = rc_qp(cq, {128, 128, 4, 4, 64});
-  ASSERT_NE(a, nullptr);
-  ibv_qp* b = rc_qp(cq, {128, 128, 4, 4, 64});
-  ASSERT_NE(b, nullptr);
-  connect(a, b->qp_num);
-  connect(b, a->qp_num);
+  ibv_cq* cq = nullptr;
+  ibv_qp *a = nullptr, *b = nullptr;
+  ASSERT_NO_FATAL_FAILURE(connected_pair(4096, {128, 128, 4, 4, 64}, &cq, &a, &b));
   std::vector<uint8_t> buf(1 << 16, 0);
   ibv_mr* mr = ibv_reg_mr(pd_, buf.data(), buf.size(),
                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |

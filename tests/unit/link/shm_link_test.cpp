@@ -469,7 +469,7 @@ TEST_F(ShmLinkTest, LargeCopiesGoAsTheCopyModeSays) {
 
 TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
   build(1 << 20, 16 * 1024);
-  a->link.set_references(true);
+  a->link.set_references(ShmLink::References::kAlways);
   post(*a, WrOpcode::kRdmaWrite, 0, 64, b->addr(0));  // b meets a, and says it may read a's memory
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
   for (size_t i = 0; i < 300001; ++i) a->buffer[i] = static_cast<uint8_t>(i * 13 + 1);
@@ -517,7 +517,7 @@ TEST_F(ShmLinkTest, WritesGoByReferenceAndTheReceiverCopiesThemOnce) {
 // is ever refused and lost (a receiver that refused one lost it until the retransmit timeout).
 TEST_F(ShmLinkTest, ASenderSendsByReferenceOnlyOnceTheReceiverSaidItMay) {
   build(1 << 20, 16 * 1024);
-  a->link.set_references(true);
+  a->link.set_references(ShmLink::References::kAlways);
   for (size_t i = 0; i < 200000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 5 + 2);
   post(*a, WrOpcode::kRdmaWrite, 0, 200000, b->addr(0));
   for (int i = 0; i < 4; ++i) a->device.progress();  // b reads nothing meanwhile
@@ -544,7 +544,7 @@ TEST_F(ShmLinkTest, ASenderSendsByReferenceOnlyOnceTheReceiverSaidItMay) {
 // starting inside a packet). A local SGE it may not write fails the READ as inline responses do.
 TEST_F(ShmLinkTest, ReadResponsesGoByReferenceAndTheRequesterCopiesThemOnce) {
   build(1 << 20, 16 * 1024);
-  b->link.set_references(true);
+  b->link.set_references(ShmLink::References::kAlways);
   post(*a, WrOpcode::kRdmaRead, 0, 64, b->addr(0));  // a meets b's channel, and says it may read b's memory
   EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
   for (size_t i = 0; i < 300001; ++i) b->buffer[i] = static_cast<uint8_t>(i * 17 + 3);
@@ -590,8 +590,7 @@ TEST_F(ShmLinkTest, LargeBurstsTryReferencesWhenTheWayIsMeasured) {
     build(1 << 20, 16 * 1024);
     Side& sender = write ? *a : *b;
     Side& receiver = write ? *b : *a;
-    sender.link.set_references(true);
-    sender.link.set_references_auto(true);
+    sender.link.set_references(ShmLink::References::kMeasured);
     for (size_t i = 0; i < 1000003; ++i) sender.buffer[i] = static_cast<uint8_t>(i * 11 + 3);
     for (int round = 0; round < 32; ++round) {
       post(*a, op, 0, 1000003, b->addr(0));
