@@ -466,9 +466,10 @@ void Engine::release_lease() {
   kick();
 }
 
-void Engine::sleep_on_doorbell(const timespec* timeout) {
+bool Engine::sleep_on_doorbell(const timespec* timeout) {
   pollfd p{doorbell_.fd(), POLLIN, 0};
-  if (::ppoll(&p, 1, timeout, nullptr) > 0) {
+  if (::ppoll(&p, 1, timeout, nullptr) <= 0) return false;
+  {
     doorbell_.drain();
     counters_.rung_wakes.fetch_add(1, std::memory_order_relaxed);
     // Rung: one step follows, even if a lease holds (a peer found its frames unread because
@@ -476,6 +477,7 @@ void Engine::sleep_on_doorbell(const timespec* timeout) {
     // would sleep the lease out, and that ring would be lost.
     pending_.store(true);
   }
+  return true;
 }
 
 void Engine::keep_off_polling_cpus(bool own_application) {
@@ -513,6 +515,8 @@ void Engine::run() {
   }
   auto idle_since = std::chrono::steady_clock::now();
   auto last_housekeeping = idle_since;
+  AdaptiveSpin spin(options_.spin, options_.max_spin);
+  counters_.spin_peak_ns.store(static_cast<uint64_t>(spin.peak().count()), std::memory_order_relaxed);
   while (!stop_.load()) {
     // An application thread polling holds the lease: it drives the device itself (the inbox,
     // the timers, the requester), so the engine stays asleep instead of fighting it for the
@@ -567,7 +571,7 @@ void Engine::run() {
     const uint64_t lease = shm_ != nullptr ? shm_->inbox().lease_until() : 0;
     const uint64_t now_ns = link::monotonic_ns();
     const bool leased = lease > now_ns;
-    if (!leased && now - idle_since < options_.spin) continue;
+    if (!leased && now - idle_since < spin.now()) continue;
     if (blocked) {
       // The link is full (flow control): the peer is draining it; look again soon.
       std::this_thread::yield();
@@ -647,11 +651,14 @@ void Engine::run() {
     counters_.sleeps.notify_all();
     sleep_until_ns_.store(wait == Duration::max() ? INT64_MAX
                                                   : (SteadyClock::instance().now() + wait).time_since_epoch().count());
-    sleep_on_doorbell(timeout);
+    const bool rung = sleep_on_doorbell(timeout);
     if (shm_ != nullptr) shm_->inbox().sleep_end();
     sleeping_.store(false);
     sleep_until_ns_.store(INT64_MAX);
-    idle_since = std::chrono::steady_clock::now();
+    const auto woke = std::chrono::steady_clock::now();
+    spin.after_sleep(woke - idle_since, rung);
+    counters_.spin_peak_ns.store(static_cast<uint64_t>(spin.peak().count()), std::memory_order_relaxed);
+    idle_since = woke;
   }
   timespec cpu{};
   if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "engine/options.hpp"
+#include "engine/spin.hpp"
 #include "link/doorbell.hpp"
 #include "link/shm_link.hpp"
 #include "rc/device.hpp"
@@ -50,6 +51,7 @@ struct EngineCounters {
   std::atomic<uint64_t> rung_wakes{0};    // sleeps ended by the doorbell (a ring or kick), not a timeout
   std::atomic<uint64_t> busy_yields{0};   // polls that found the device busy ~10 us and yielded
   std::atomic<uint64_t> cpu_ns{0};        // the engine thread's CPU time, stored when it ends
+  std::atomic<uint64_t> spin_peak_ns{0};  // the longest it polled before a sleep (AdaptiveSpin)
 };
 
 class Engine {
@@ -212,8 +214,8 @@ class Engine {
   }
   void wake();
   // The engine thread sleeps until its doorbell rings (then a step follows) or `timeout`
-  // (nullptr: none).
-  void sleep_on_doorbell(const timespec* timeout);
+  // (nullptr: none). Returns whether the doorbell ended it.
+  bool sleep_on_doorbell(const timespec* timeout);
   void pace_sleeper_barrier();  // engine thread, before each sleep
   void touch_after_step(bool ran);  // the lease after a step this thread tried (touch_at)
   bool work_waiting() const {

@@ -9,8 +9,10 @@
 namespace softib::engine {
 
 struct EngineOptions {
-  // How long an idle engine keeps polling before it sleeps.
+  // How long an idle engine keeps polling before it sleeps: `spin` at first, up to
+  // `max_spin` while it is rung soon after each sleep (AdaptiveSpin, engine/spin.hpp).
   Duration spin = std::chrono::microseconds(50);
+  Duration max_spin = std::chrono::microseconds(200);
   // How often a sleeping engine looks for channels whose senders died (and, while an
   // application thread polls, maps the next spare channel: Engine::run).
   Duration housekeeping = std::chrono::milliseconds(500);

@@ -98,6 +98,33 @@ TEST(EngineTicks, AStampFromACpuWhoseCounterRunsAheadCountsAsNoTimeElapsed) {
   EXPECT_EQ(ticks_since(UINT64_MAX, 5), 0u);
 }
 
+// The engine's spin (engine/spin.hpp): rung soon after each sleep, it polls longer, up to
+// the cap; one long idle stretch, rung or timed out, puts it back at the base; a timer's
+// wake soon after a sleep says nothing about the peers and changes nothing.
+TEST(AdaptiveSpin, GrowsWhileRungSoonAfterEachSleepAndFallsBackAfterOneLongIdle) {
+  using std::chrono::microseconds;
+  AdaptiveSpin spin(microseconds(50), microseconds(200));
+  EXPECT_EQ(spin.now(), microseconds(50));
+  spin.after_sleep(microseconds(120), true);
+  EXPECT_EQ(spin.now(), microseconds(100));
+  spin.after_sleep(microseconds(120), false);  // a timer
+  EXPECT_EQ(spin.now(), microseconds(100));
+  spin.after_sleep(microseconds(150), true);
+  EXPECT_EQ(spin.now(), microseconds(200));
+  spin.after_sleep(microseconds(199), true);
+  EXPECT_EQ(spin.now(), microseconds(200));  // capped
+  spin.after_sleep(microseconds(200), true);  // rung, but after a long idle
+  EXPECT_EQ(spin.now(), microseconds(50));
+  EXPECT_EQ(spin.peak(), microseconds(200));
+  spin.after_sleep(microseconds(60), true);
+  spin.after_sleep(std::chrono::milliseconds(500), false);  // housekeeping's timeout
+  EXPECT_EQ(spin.now(), microseconds(50));
+  // A cap under the base is the base: the spin never changes.
+  AdaptiveSpin fixed(microseconds(50), microseconds(10));
+  fixed.after_sleep(microseconds(5), true);
+  EXPECT_EQ(fixed.now(), microseconds(50));
+}
+
 TEST_F(EngineTest, OneSidedWriteAndReadNeedNothingFromTheTarget) {
   for (size_t i = 0; i < 100000; ++i) a.buffer[i] = static_cast<uint8_t>(i * 7);
   SendWr wr;
