@@ -434,6 +434,7 @@ void ShmLink::commit(size_t len) {
 
 size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, size_t want) {
   size_t n = 0;
+  size_t packets = 0;       // packets taken in frames and bursts (not packed records: one each, small)
   size_t packed = 0;        // frames taken from packed records
   bool cut_short = false;   // stopped by the budget or the answer, not by empty channels
   // The caller has its answer: no more frames (checked before each one).
@@ -459,7 +460,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       r.packed_at = 0;
     }
     for (;;) {
-      if (n >= budget || answered()) {
+      if (n >= budget || packets >= kPollPackets || answered()) {
         cut_short = true;
         break;
       }
@@ -476,7 +477,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
           break;
         }
       } else {
-        take_frame(device, r, *rec);
+        packets += take_frame(device, r, *rec);
         ++n;
       }
       r.reader->release();
@@ -485,12 +486,12 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
     r.reader->publish();
     return false;
   });
-  if (n >= budget) cut_short = true;  // channels not looked at
+  if (n >= budget || packets >= kPollPackets) cut_short = true;  // channels not looked at
   drained_stream_ = !cut_short && packed >= kStreamFrames;
   return n;
 }
 
-void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
+uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
   rc::FrameAddr from;
   const size_t header = sizeof(ShmFrameHeader) + (rec.kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
   if ((rec.kind != kRecordFrame && rec.kind != kRecordFrameGlobal) || rec.body.size() < header) {
@@ -507,7 +508,7 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       static constexpr rc::Burst kOne{};
       ++counters_.frames_received;
       device.receive(from, rec.body.subspan(header), kOne);
-      return;
+      return 1;
     }
     if (fh.packets > 1) choose_way(r, fh);
     rc::Burst burst;
@@ -542,7 +543,9 @@ void ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
     }
     ++counters_.frames_received;
     if (deliver) device.receive(from, rec.body.subspan(header), burst);
+    return std::max<uint32_t>(fh.packets, 1);
   }
+  return 1;
 }
 
 // Each large burst of the way in use is timed from when it is taken (before its pull or copy

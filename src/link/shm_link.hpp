@@ -198,6 +198,13 @@ class ShmLink final : public rc::FrameSink {
   // and leaves the next frame, whose line is likely still on its way, to a later step.
   // REQUIRES: the device's lock.
   static constexpr size_t kPollBudget = 512;
+  // A poll also stops once it has taken this many packets, in bursts: the device's step then
+  // acknowledges them (an ACK goes at the end of a step, coalesced). A step that drained a
+  // ring as fast as a sender refilled it acknowledged nothing until the sender had
+  // rc::kMaxUnackedPackets out and stopped; the ring then ran empty while that ACK went back
+  // and the next burst was copied in, ~10 us a cycle of ~15 bursts (RDMA WRITE 4 MiB through
+  // the ring: one ACK per 15.3 bursts, and the receiver idle ~10 % of its time).
+  static constexpr size_t kPollPackets = rc::kMaxUnackedPackets / 4;
   size_t poll(rc::Device& device, size_t budget = kPollBudget, const verbs::Cq* until = nullptr, size_t want = 0);
   // Whether the last poll() emptied every channel after taking at least kStreamFrames frames
   // from packed records: a sender is streaming small messages, and more will follow.
@@ -339,7 +346,8 @@ class ShmLink final : public rc::FrameSink {
     CopyChooser way{false};
   };
   void choose_way(Reader& r, const ShmFrameHeader& fh);
-  void take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
+  // Returns the packets it took (a burst's count; 1 for any other frame).
+  uint32_t take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
   // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.

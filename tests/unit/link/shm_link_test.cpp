@@ -633,6 +633,29 @@ TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
   EXPECT_EQ(wait(*a).status, WcStatus::kRemInvReqErr);
 }
 
+// A poll stops once it has taken kPollPackets packets in bursts, though more wait: the step
+// around it then acknowledges them, and the sender gets its window back while the receiver
+// copies out the rest. Taken to the end of the ring, the ACK went back only when the sender
+// had rc::kMaxUnackedPackets out and had stopped.
+TEST_F(ShmLinkTest, APollStopsAfterItsShareOfPacketsSoTheStepAcknowledgesThem) {
+  build(1 << 20, 16 * 1024);  // bursts of 16 packets of 1 KiB
+  constexpr uint32_t kLen = 400 * 1024;
+  for (size_t i = 0; i < kLen; ++i) a->buffer[i] = static_cast<uint8_t>(i * 7 + 1);
+  post(*a, WrOpcode::kRdmaWrite, 0, kLen, b->addr(0));
+  a->device.progress();
+  ASSERT_EQ(a->link.counters().frames_sent, kLen / (16 * 1024)) << "the whole WRITE is in the ring";
+  constexpr size_t kBursts = ShmLink::kPollPackets / 16;
+  EXPECT_EQ(b->link.poll(b->device), kBursts);
+  EXPECT_TRUE(b->link.ready()) << "the rest waits for the next poll";
+  b->device.progress();  // the step's end: the ACK of what the poll took
+  EXPECT_EQ(a->link.poll(a->device), 1u);
+  EXPECT_EQ(a->device.counters().rx_packets, 1u);
+  EXPECT_EQ(b->link.poll(b->device), kBursts) << "and again";
+  EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), kLen), 0);
+  EXPECT_EQ(a->device.counters().retransmits, 0u);
+}
+
 TEST_F(ShmLinkTest, ABurstWithABadRkeyIsARemoteAccessError) {
   build(1 << 20, 16 * 1024);
   post(*a, WrOpcode::kRdmaWrite, 0, 40000, b->addr(0), 0x100);
