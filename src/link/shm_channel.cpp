@@ -48,11 +48,16 @@ std::optional<wire::MutByteSpan> ChannelWriter::reserve_after_pad(size_t length,
 
 void ChannelWriter::note_head_transfer(uint64_t ns) {
   if (ns < kNearNs) ++distance_near_;
+  if (ns >= kFarNs) ++distance_far_;
   if (++distance_samples_ == kDistanceWindow) {
-    near_ = distance_near_ > kDistanceWindow / 2;
+    const bool first = windows_near_ + windows_far_ == 0;
+    if (distance_near_ > kDistanceWindow / 2)
+      near_ = true;
+    else if (first || distance_far_ > kDistanceWindow / 2)
+      near_ = false;
     ++(near_ ? windows_near_ : windows_far_);
     distance_samples_ = 0;
-    distance_near_ = 0;
+    distance_near_ = distance_far_ = 0;
   }
 }
 

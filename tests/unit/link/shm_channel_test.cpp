@@ -96,19 +96,36 @@ TEST(ShmChannel, TheConsumersDistanceIsTheMajorityOfAWindowOfHeadTransfers) {
   Ring ring(4096);
   ChannelWriter w(ring.mem, 0);
   EXPECT_FALSE(w.consumer_near()) << "far until measured: streaming copies are the safe default";
-  const uint64_t near = ChannelWriter::kNearNs - 1, far = ChannelWriter::kNearNs + 100;
+  const uint64_t near = ChannelWriter::kNearNs - 1, far = ChannelWriter::kFarNs;
+  const uint64_t middle = (ChannelWriter::kNearNs + ChannelWriter::kFarNs) / 2;
+  const auto window = [&w](auto ns_of) {
+    for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(ns_of(i));
+  };
   for (uint32_t i = 0; i + 1 < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(near);
   EXPECT_FALSE(w.consumer_near()) << "judged once a whole window is in";
   w.note_head_transfer(near);
   EXPECT_TRUE(w.consumer_near());
-  // Half near, half far is no majority: far again.
-  for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(i % 2 == 0 ? near : far);
-  EXPECT_FALSE(w.consumer_near());
-  // A few slow loads (an interrupt, a preempted vCPU) do not outvote the rest.
-  for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) w.note_head_transfer(i < 3 ? 50'000 : near);
+  // No majority either side keeps the judgment: half near and half far, or the middle band.
+  window([&](uint32_t i) { return i % 2 == 0 ? near : far; });
   EXPECT_TRUE(w.consumer_near());
-  EXPECT_EQ(w.windows_near(), 2u) << "the windows judged, for the link's diagnostics";
-  EXPECT_EQ(w.windows_far(), 1u);
+  window([&](uint32_t) { return middle; });
+  EXPECT_TRUE(w.consumer_near()) << "the middle state does not flip the judgment";
+  window([&](uint32_t i) { return i % 2 == 0 ? middle : far; });
+  EXPECT_TRUE(w.consumer_near());
+  window([&](uint32_t i) { return i < 9 ? far : near; });
+  EXPECT_FALSE(w.consumer_near()) << "a majority at kFarNs or more: far";
+  window([&](uint32_t) { return middle; });
+  EXPECT_FALSE(w.consumer_near()) << "nor back";
+  // A few slow loads (an interrupt, a preempted vCPU) do not outvote the rest.
+  window([&](uint32_t i) { return i < 3 ? 50'000 : near; });
+  EXPECT_TRUE(w.consumer_near());
+  EXPECT_EQ(w.windows_near(), 5u) << "the windows judged, for the link's diagnostics";
+  EXPECT_EQ(w.windows_far(), 2u);
+  // A first window in the middle band says far (the safe default) and is judged.
+  ChannelWriter fresh(ring.mem, 0);
+  for (uint32_t i = 0; i < ChannelWriter::kDistanceWindow; ++i) fresh.note_head_transfer(middle);
+  EXPECT_FALSE(fresh.consumer_near());
+  EXPECT_EQ(fresh.windows_far(), 1u);
 }
 
 TEST(ShmChannel, AnUncommittedReservationIsReservedAgain) {
