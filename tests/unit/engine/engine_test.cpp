@@ -21,9 +21,9 @@ namespace {
 using namespace softib::verbs;
 
 struct Host {
-  Host(link::LoopbackHub& hub, uint16_t lid)
+  Host(link::LoopbackHub& hub, uint16_t lid, EngineOptions options = {})
       : device(default_caps(), test::port_with_lid(Lid(lid)), hub.new_sink(), SteadyClock::instance()), buffer(1 << 20) {
-    engine = Engine::create(device).value();
+    engine = Engine::create(device, options).value();
     hub.attach(Lid(lid), 0, [this](const rc::FrameAddr& f, wire::ByteSpan b) { engine->deliver(f, b); });
     std::lock_guard lock(device.lock());
     pd = device.alloc_pd();
@@ -274,6 +274,33 @@ TEST_F(EngineTest, IdleEnginesSleep) {
   a.post(wr);
   EXPECT_EQ(a.wait_one().status, WcStatus::kSuccess);
   EXPECT_GT(a.engine->counters().steps + b.engine->counters().steps, steps);
+}
+
+// The engine's own sleeps drive its spin: kicked each time soon after it fell asleep, it
+// polls longer before the next sleep (the peak counter shows it); left alone past max_spin,
+// it is back at its base, so a kick after that wakes it from a sleep that began `spin` after
+// its last step. The cap is generous (100 ms) so that a slow wake-up on a busy machine still
+// counts as soon.
+TEST(EngineSpin, AnEngineKickedSoonAfterEachSleepPollsLongerBeforeTheNext) {
+  link::LoopbackHub hub;
+  EngineOptions options;
+  options.spin = std::chrono::microseconds(50);
+  options.max_spin = std::chrono::milliseconds(100);
+  Host a(hub, 1, options);
+  a.engine->start();
+  const EngineCounters& c = a.engine->counters();
+  const auto wait_for_sleep = [&c](uint64_t after) {
+    for (uint64_t s = c.sleeps.load(); s <= after; s = c.sleeps.load()) c.sleeps.wait(s);
+  };
+  wait_for_sleep(0);
+  EXPECT_EQ(c.spin_peak_ns.load(), 50'000u) << "the base until a sleep teaches it otherwise";
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t s = c.sleeps.load();
+    a.engine->kick();  // at once: the engine has just gone to sleep
+    wait_for_sleep(s);
+  }
+  EXPECT_EQ(c.spin_peak_ns.load(), 400'000u) << "doubled at each of the three kicks: 100, 200, 400 us";
+  a.engine->stop();
 }
 
 // An application thread that only polls (its engine stopped, its CQ empty) still runs the
