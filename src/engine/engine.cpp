@@ -98,6 +98,16 @@ std::vector<Engine*>& running() {
 
 }  // namespace
 
+bool apply_spin_setting(EngineOptions& o, const char* value) {
+  if (value == nullptr) return true;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long us = std::strtoul(value, &end, 10);
+  if (end == value || *end != '\0' || errno != 0 || us > 100'000 || value[0] == '-') return false;
+  o.max_spin = std::chrono::microseconds(us);
+  return true;
+}
+
 Result<std::unique_ptr<Engine>> Engine::create(rc::Device& device, EngineOptions options, link::ShmLink* shm) {
   auto bell = link::Doorbell::create();
   if (!bell) return bell.error();

@@ -18,4 +18,10 @@ struct EngineOptions {
   Duration housekeeping = std::chrono::milliseconds(500);
 };
 
+// SOFTIB_ENGINE_SPIN's value (`value`; nullptr: not set): the longest, in microseconds, an idle
+// engine polls before it sleeps while it is rung soon after each sleep (max_spin); at or under
+// `spin` it never polls longer. Returns false, leaving `o` as it was, when `value` is not a
+// number of microseconds from 0 to 100000.
+bool apply_spin_setting(EngineOptions& o, const char* value);
+
 }  // namespace softib::engine

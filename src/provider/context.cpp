@@ -41,6 +41,16 @@ size_t burst_bytes(uint32_t ring) {
   return std::min<size_t>(n, ring / 4);
 }
 
+// SOFTIB_ENGINE_SPIN (engine::apply_spin_setting): how long an idle engine may poll before
+// it sleeps, for a machine shared by many processes, and to compare.
+engine::EngineOptions engine_options(engine::EngineOptions o) {
+  const char* v = std::getenv("SOFTIB_ENGINE_SPIN");
+  if (!engine::apply_spin_setting(o, v))
+    log(LogLevel::kWarn, "verbs", "SOFTIB_ENGINE_SPIN={} is not a number of microseconds up to 100000; using {}", v,
+        std::chrono::duration_cast<std::chrono::microseconds>(o.max_spin).count());
+  return o;
+}
+
 // SOFTIB_SHM_COPY: how large payloads are copied into a peer's ring (base/copy.hpp PeerCopy).
 PeerCopy peer_copy() {
   const char* v = std::getenv("SOFTIB_SHM_COPY");
@@ -185,7 +195,7 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->caps_ = caps_for(device, at.qpn_first, at.qpn_last);
   c->device_ = std::make_unique<rc::Device>(c->caps_, port_attr_of(c->ports_[0]), *c->shm_, SteadyClock::instance());
   c->device_->set_qpn_range(at.qpn_first, at.qpn_last);
-  c->engine_ = engine::Engine::create(*c->device_, options.engine, c->shm_.get(), std::move(*bell));
+  c->engine_ = engine::Engine::create(*c->device_, engine_options(options.engine), c->shm_.get(), std::move(*bell));
   // on_step has work only when the directory moved or the device raised async events.
   c->engine_->set_step_hook([self] { self->on_step(); }, &c->dir_->generation_word());
   c->engine_->set_signal_hook([self] { self->signal_owed_channels(); });

@@ -276,6 +276,24 @@ TEST_F(EngineTest, IdleEnginesSleep) {
   EXPECT_GT(a.engine->counters().steps + b.engine->counters().steps, steps);
 }
 
+// SOFTIB_ENGINE_SPIN's value: microseconds of max_spin, or a refusal that changes nothing.
+TEST(EngineSpin, TheSpinSettingIsMicrosecondsUpToATenthOfASecond) {
+  EngineOptions o;
+  EXPECT_TRUE(apply_spin_setting(o, nullptr));
+  EXPECT_EQ(o.max_spin, EngineOptions{}.max_spin) << "not set: the default";
+  EXPECT_TRUE(apply_spin_setting(o, "300"));
+  EXPECT_EQ(o.max_spin, std::chrono::microseconds(300));
+  EXPECT_TRUE(apply_spin_setting(o, "0"));
+  EXPECT_EQ(o.max_spin, Duration::zero());
+  for (const char* bad : {"", "abc", "12x", "-5", "100001", "99999999999999999999999"}) {
+    EngineOptions b;
+    EXPECT_FALSE(apply_spin_setting(b, bad)) << bad;
+    EXPECT_EQ(b.max_spin, EngineOptions{}.max_spin) << bad;
+  }
+  EXPECT_TRUE(apply_spin_setting(o, "100000"));
+  EXPECT_EQ(o.max_spin, std::chrono::milliseconds(100));
+}
+
 // The engine's own sleeps drive its spin: kicked each time soon after it fell asleep, it
 // polls longer before the next sleep (the peak counter shows it); left alone past max_spin,
 // it is back at its base, so a kick after that wakes it from a sleep that began `spin` after
