@@ -1,6 +1,8 @@
 #include "engine/engine.hpp"
 
 #include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
@@ -96,7 +98,41 @@ std::vector<Engine*>& running() {
   return *engines;
 }
 
+// The kernel's struct sched_attr (sched_setattr(2)); <linux/sched/types.h> clashes with
+// glibc's <sched.h> here.
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+  uint32_t sched_util_min;
+  uint32_t sched_util_max;
+};
+
 }  // namespace
+
+bool request_short_slice(uint64_t ns) {
+  // EEVDF (Linux 6.12 and later) takes a fair task's sched_runtime as its slice request,
+  // unprivileged; a woken task with a short slice has an early deadline and pre-empts a
+  // thread that spins (perftest's ib_write_lat spins on memory: the engine that must apply
+  // the peer's WRITE waited 0.13-0.2 ms for a CPU on average and up to 5 ms). Older kernels
+  // refuse or ignore it.
+  SchedAttr a{};
+  a.size = sizeof a;
+  a.sched_policy = SCHED_OTHER;
+  a.sched_runtime = ns;
+  return ::syscall(SYS_sched_setattr, 0, &a, 0) == 0;
+}
+
+std::optional<uint64_t> thread_slice_ns(pid_t tid) {
+  SchedAttr a{};
+  if (::syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return std::nullopt;
+  return a.sched_runtime;
+}
 
 bool apply_spin_setting(EngineOptions& o, const char* value) {
   if (value == nullptr) return true;
@@ -519,6 +555,8 @@ void Engine::run_anywhere() {
 }
 
 void Engine::run() {
+  tid_.store(::gettid());
+  if (options_.slice != Duration::zero()) request_short_slice(static_cast<uint64_t>(options_.slice.count()));
   {
     cpu_set_t set;
     if (::pthread_getaffinity_np(::pthread_self(), sizeof set, &set) == 0) allowed_cpus_ = cpus_ = set;

@@ -54,6 +54,11 @@ struct EngineCounters {
   std::atomic<uint64_t> spin_peak_ns{0};  // the longest it polled before a sleep (AdaptiveSpin)
 };
 
+// Asks the kernel for a slice of `ns` for the calling thread (sched_setattr's sched_runtime,
+// SCHED_OTHER); false where it refuses. The slice a thread has (sched_getattr), or nullopt.
+bool request_short_slice(uint64_t ns);
+std::optional<uint64_t> thread_slice_ns(pid_t tid);
+
 class Engine {
  public:
   // `shm` (optional) is the device's shared-memory link: its inbox is polled, its doorbell is
@@ -177,6 +182,8 @@ class Engine {
   // The CPUs the engine thread may run on now (nullopt: not running). For tests and
   // diagnostics: see keep_off_polling_cpus().
   std::optional<cpu_set_t> thread_cpus();
+  // The engine thread's kernel id, once it runs (0 before).
+  pid_t thread_id() const { return tid_.load(); }
   rc::Device& device() { return device_; }
 
  private:
@@ -246,6 +253,7 @@ class Engine {
   link::ShmLink* shm_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  std::atomic<pid_t> tid_{0};
   std::atomic<bool> sleeping_{false};
   std::atomic<bool> rung_{false};  // the doorbell was rung since the engine went to sleep
   std::atomic<bool> pending_{false};

@@ -276,6 +276,24 @@ TEST_F(EngineTest, IdleEnginesSleep) {
   EXPECT_GT(a.engine->counters().steps + b.engine->counters().steps, steps);
 }
 
+// The engine thread asks for a short scheduler slice, where the kernel takes one.
+TEST(EngineSpin, TheEngineThreadRunsWithTheSliceItAskedFor) {
+  std::optional<uint64_t> probe;
+  std::thread([&probe] {
+    if (request_short_slice(100'000)) probe = thread_slice_ns(0);
+  }).join();
+  if (probe != 100'000u) GTEST_SKIP() << "this kernel takes no slice requests";
+  link::LoopbackHub hub;
+  EngineOptions options;
+  options.slice = std::chrono::microseconds(150);
+  Host a(hub, 1, options);
+  a.engine->start();
+  const EngineCounters& c = a.engine->counters();
+  for (uint64_t s = c.sleeps.load(); s == 0; s = c.sleeps.load()) c.sleeps.wait(s);
+  EXPECT_EQ(thread_slice_ns(a.engine->thread_id()), 150'000u);
+  a.engine->stop();
+}
+
 // SOFTIB_ENGINE_SPIN's value: microseconds of max_spin, or a refusal that changes nothing.
 TEST(EngineSpin, TheSpinSettingIsMicrosecondsUpToATenthOfASecond) {
   EngineOptions o;
