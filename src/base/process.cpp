@@ -1,6 +1,7 @@
 #include "base/process.hpp"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,6 +14,25 @@
 #include "base/unique_fd.hpp"
 
 namespace softib {
+
+namespace {
+
+// The kernel's struct sched_attr (sched_setattr(2)); <linux/sched/types.h> clashes with
+// glibc's <sched.h>.
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+  uint32_t sched_util_min;
+  uint32_t sched_util_max;
+};
+
+}  // namespace
 
 int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
@@ -39,6 +59,20 @@ int thread_count() {
   for (int i = 0; i < 17; ++i) fields >> skipped;
   int n = 0;
   return fields >> n && n > 0 ? n : 0;
+}
+
+bool request_slice(uint64_t ns) {
+  SchedAttr a{};
+  a.size = sizeof a;
+  a.sched_policy = SCHED_OTHER;
+  a.sched_runtime = ns;
+  return ::syscall(SYS_sched_setattr, 0, &a, 0) == 0;
+}
+
+std::optional<uint64_t> thread_slice_ns(pid_t tid) {
+  SchedAttr a{};
+  if (::syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return std::nullopt;
+  return a.sched_runtime;
 }
 
 }  // namespace softib

@@ -1,7 +1,6 @@
 #include "engine/engine.hpp"
 
 #include <poll.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
@@ -98,48 +97,16 @@ std::vector<Engine*>& running() {
   return *engines;
 }
 
-// The kernel's struct sched_attr (sched_setattr(2)); <linux/sched/types.h> clashes with
-// glibc's <sched.h> here.
-struct SchedAttr {
-  uint32_t size;
-  uint32_t sched_policy;
-  uint64_t sched_flags;
-  int32_t sched_nice;
-  uint32_t sched_priority;
-  uint64_t sched_runtime;
-  uint64_t sched_deadline;
-  uint64_t sched_period;
-  uint32_t sched_util_min;
-  uint32_t sched_util_max;
-};
-
 }  // namespace
-
-bool request_short_slice(uint64_t ns) {
-  // EEVDF (Linux 6.12 and later) takes a fair task's sched_runtime as its slice request,
-  // unprivileged; a woken task with a short slice has an early deadline and pre-empts a
-  // thread that spins (perftest's ib_write_lat spins on memory: the engine that must apply
-  // the peer's WRITE waited 0.13-0.2 ms for a CPU on average and up to 5 ms). Older kernels
-  // refuse or ignore it.
-  SchedAttr a{};
-  a.size = sizeof a;
-  a.sched_policy = SCHED_OTHER;
-  a.sched_runtime = ns;
-  return ::syscall(SYS_sched_setattr, 0, &a, 0) == 0;
-}
-
-std::optional<uint64_t> thread_slice_ns(pid_t tid) {
-  SchedAttr a{};
-  if (::syscall(SYS_sched_getattr, tid, &a, sizeof a, 0) != 0) return std::nullopt;
-  return a.sched_runtime;
-}
 
 bool apply_spin_setting(EngineOptions& o, const char* value) {
   if (value == nullptr) return true;
+  // Digits only: strtoul alone would take leading blanks and a sign.
+  if (value[0] < '0' || value[0] > '9') return false;
   char* end = nullptr;
   errno = 0;
   const unsigned long us = std::strtoul(value, &end, 10);
-  if (end == value || *end != '\0' || errno != 0 || us > 100'000 || value[0] == '-') return false;
+  if (*end != '\0' || errno != 0 || us > 100'000) return false;
   o.max_spin = std::chrono::microseconds(us);
   return true;
 }
@@ -515,14 +482,12 @@ void Engine::release_lease() {
 bool Engine::sleep_on_doorbell(const timespec* timeout) {
   pollfd p{doorbell_.fd(), POLLIN, 0};
   if (::ppoll(&p, 1, timeout, nullptr) <= 0) return false;
-  {
-    doorbell_.drain();
-    counters_.rung_wakes.fetch_add(1, std::memory_order_relaxed);
-    // Rung: one step follows, even if a lease holds (a peer found its frames unread because
-    // the application stopped reading, ShmLink::wake_stalled; or a kick). Else the loop's top
-    // would sleep the lease out, and that ring would be lost.
-    pending_.store(true);
-  }
+  doorbell_.drain();
+  counters_.rung_wakes.fetch_add(1, std::memory_order_relaxed);
+  // Rung: one step follows, even if a lease holds (a peer found its frames unread because
+  // the application stopped reading, ShmLink::wake_stalled; or a kick). Else the loop's top
+  // would sleep the lease out, and that ring would be lost.
+  pending_.store(true);
   return true;
 }
 
@@ -556,7 +521,8 @@ void Engine::run_anywhere() {
 
 void Engine::run() {
   tid_.store(::gettid());
-  if (options_.slice != Duration::zero()) request_short_slice(static_cast<uint64_t>(options_.slice.count()));
+  // A short slice: once woken, the engine pre-empts a thread spinning on its CPU (README).
+  if (options_.slice != Duration::zero()) request_slice(static_cast<uint64_t>(options_.slice.count()));
   {
     cpu_set_t set;
     if (::pthread_getaffinity_np(::pthread_self(), sizeof set, &set) == 0) allowed_cpus_ = cpus_ = set;

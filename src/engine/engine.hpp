@@ -54,11 +54,6 @@ struct EngineCounters {
   std::atomic<uint64_t> spin_peak_ns{0};  // the longest it polled before a sleep (AdaptiveSpin)
 };
 
-// Asks the kernel for a slice of `ns` for the calling thread (sched_setattr's sched_runtime,
-// SCHED_OTHER); false where it refuses. The slice a thread has (sched_getattr), or nullopt.
-bool request_short_slice(uint64_t ns);
-std::optional<uint64_t> thread_slice_ns(pid_t tid);
-
 class Engine {
  public:
   // `shm` (optional) is the device's shared-memory link: its inbox is polled, its doorbell is

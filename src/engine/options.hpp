@@ -14,7 +14,7 @@ struct EngineOptions {
   Duration spin = std::chrono::microseconds(50);
   Duration max_spin = std::chrono::microseconds(200);
   // The scheduler slice the engine thread asks for (zero: the kernel's default): short, so
-  // that once woken it pre-empts a thread spinning on its CPU (request_short_slice).
+  // that once woken it pre-empts a thread spinning on its CPU (base/process.hpp request_slice).
   Duration slice = std::chrono::microseconds(100);
   // How often a sleeping engine looks for channels whose senders died (and, while an
   // application thread polls, maps the next spare channel: Engine::run).

@@ -439,8 +439,10 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
   bool cut_short = false;   // stopped by the budget or the answer, not by empty channels
   // The caller has its answer: no more frames (checked before each one).
   auto answered = [&] { return until != nullptr && until->queued() >= want; };
+  // The budget or the share of packets is spent: the rest waits for the next poll.
+  auto spent = [&] { return n >= budget || packets >= kPollPackets; };
   any_active_channel([&](uint32_t i) {
-    if (n >= budget) return true;  // the rest waits for the next poll
+    if (spent()) return true;
     Reader& r = readers_[i];
     // A channel changes hands only through housekeeping() here, which forgets its reader:
     // a reader's token is the channel's owner, and the shared word is read once.
@@ -460,7 +462,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       r.packed_at = 0;
     }
     for (;;) {
-      if (n >= budget || packets >= kPollPackets || answered()) {
+      if (spent() || answered()) {
         cut_short = true;
         break;
       }
@@ -486,7 +488,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
     r.reader->publish();
     return false;
   });
-  if (n >= budget || packets >= kPollPackets) cut_short = true;  // channels not looked at
+  if (spent()) cut_short = true;  // channels not looked at
   drained_stream_ = !cut_short && packed >= kStreamFrames;
   return n;
 }

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/clock.hpp"
+#include "base/process.hpp"
 #include "engine/engine.hpp"
 #include "link/loopback.hpp"
 #include "support/rc_connect.hpp"
@@ -280,7 +281,7 @@ TEST_F(EngineTest, IdleEnginesSleep) {
 TEST(EngineSpin, TheEngineThreadRunsWithTheSliceItAskedFor) {
   std::optional<uint64_t> probe;
   std::thread([&probe] {
-    if (request_short_slice(100'000)) probe = thread_slice_ns(0);
+    if (request_slice(100'000)) probe = thread_slice_ns(0);
   }).join();
   if (probe != 100'000u) GTEST_SKIP() << "this kernel takes no slice requests";
   link::LoopbackHub hub;
@@ -303,7 +304,7 @@ TEST(EngineSpin, TheSpinSettingIsMicrosecondsUpToATenthOfASecond) {
   EXPECT_EQ(o.max_spin, std::chrono::microseconds(300));
   EXPECT_TRUE(apply_spin_setting(o, "0"));
   EXPECT_EQ(o.max_spin, Duration::zero());
-  for (const char* bad : {"", "abc", "12x", "-5", "100001", "99999999999999999999999"}) {
+  for (const char* bad : {"", "abc", "12x", "-5", "+5", " 5", "100001", "99999999999999999999999"}) {
     EngineOptions b;
     EXPECT_FALSE(apply_spin_setting(b, bad)) << bad;
     EXPECT_EQ(b.max_spin, EngineOptions{}.max_spin) << bad;
