@@ -1,10 +1,10 @@
 // ShmChannel: a single-producer, single-consumer ring of records in shared memory, the unit
 // the shared-memory link is built from (one channel per sender in each receiver's inbox).
 //
-//   control (3 cache lines)          data (capacity bytes, a power of two)
-//   +--------+--------+--------+     +----------------------------------------------+
-//   | owner  | head   | no_ref |     | rec | rec |pad| ... | rec |                   |
-//   +--------+--------+--------+     +----------------------------------------------+
+//   control (12 cache lines)                  data (capacity bytes, a power of two)
+//   +--------+--------+-----------+------+     +-------------------------------------+
+//   | owner  | head   | reference | help |     | rec | rec |pad| ... | rec |          |
+//   +--------+--------+-----------+------+     +-------------------------------------+
 //
 // A record is 64-byte aligned: a 16-byte header, then `length` body bytes.
 //
@@ -55,14 +55,41 @@ struct ChannelControl {
   // meets the sender (kReference*). The sender sends payloads by reference (rc/frame.hpp
   // Burst) only once it reads kReferenceAllowed: never a frame the consumer must refuse.
   alignas(64) std::atomic<uint64_t> reference{0};
+  // Producer offers, consumer takes (rc::CopyHelp): a copy this channel's producer asks its
+  // consumer to make, from the consumer's memory into the producer's. The consumer sent a
+  // payload by reference the other way (its own channel in the producer's inbox), and the
+  // producer, reading it, offers part of the copy back here, where the consumer's polls look.
+  struct HelpSlot {
+    static constexpr size_t kSegments = 16;
+    struct Segment {
+      uint64_t addr;
+      uint64_t len;
+    };
+    alignas(64) std::atomic<uint32_t> state{0};  // kHelp*
+    uint16_t into_count = 0;                     // segments of `into` in use
+    uint16_t from_count = 0;                     // ... and of `from`
+    Segment into[kSegments];                     // where the bytes go: the producer's memory
+    Segment from[kSegments];                     // where they are: the consumer's memory
+  } help;
 };
+// HelpSlot::state. Offered -> taken -> done or failed by the consumer; offered -> idle
+// (withdrawn), done -> idle, failed -> idle by the producer, which writes the segments only
+// while the slot is idle.
+inline constexpr uint32_t kHelpIdle = 0;
+inline constexpr uint32_t kHelpOffered = 1;
+inline constexpr uint32_t kHelpTaken = 2;
+inline constexpr uint32_t kHelpDone = 3;
+inline constexpr uint32_t kHelpFailed = 4;
 inline constexpr uint64_t kReferenceUnknown = 0;  // not asked yet (a channel not read yet)
 inline constexpr uint64_t kReferenceAllowed = 1;
 inline constexpr uint64_t kReferenceRefused = 2;  // EPERM (ptrace_scope, another user), ENOSYS
 // With kReferenceAllowed: the consumer measured bursts by reference faster than through the
 // ring (or is trying them): a sender that chooses by measuring (SOFTIB_SHM_CMA=auto) sends so.
 inline constexpr uint64_t kReferencePreferred = 4;
-static_assert(sizeof(ChannelControl) == 192);
+// With kReferenceAllowed: the consumer offers the sender part of each large copy (HelpSlot
+// below): larger bursts by reference pay then (ShmLink::kRefBurstHelpedBytes).
+inline constexpr uint64_t kReferenceHelped = 8;
+static_assert(sizeof(ChannelControl) == 192 + 576);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "records are published across processes");
 
 struct RecordHeader {

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <chrono>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
 
 #include "base/clock.hpp"
 #include "base/log.hpp"
+#include "base/tsan.hpp"
 #include "link/critical_path.hpp"
 #include "packet/opcode.hpp"
 
@@ -190,7 +192,7 @@ size_t ShmLink::max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) {
   const uint64_t word = route_.peer->writer->control().reference.load(std::memory_order_relaxed);
   if ((word & kReferenceAllowed) == 0) return 0;
   if (references_ == References::kMeasured && (word & kReferencePreferred) == 0) return 0;
-  return max_ref_burst_;
+  return (word & kReferenceHelped) != 0 ? max_ref_burst_helped_ : max_ref_burst_;
 }
 
 wire::MutByteSpan ShmLink::reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, size_t len, bool may_pack) {
@@ -456,11 +458,17 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       // Whether its payloads may come by reference, answered before its second frame can ask
       // (it asks only once this is set): a probe of ~1 us once per sender.
       const auto pid = dir_.endpoint_pid(static_cast<uint32_t>(owner));
-      fresh.control().reference.store(pid && may_read(static_cast<int32_t>(*pid)) ? kReferenceAllowed : kReferenceRefused,
-                                      std::memory_order_relaxed);
+      const bool readable = pid && may_read(static_cast<int32_t>(*pid));
+      fresh.control().reference.store(
+          readable ? (kReferenceAllowed | (help_min_ != 0 ? kReferenceHelped : 0)) : kReferenceRefused,
+          std::memory_order_relaxed);
       r.reader.emplace(fresh, fresh.control().head.load(std::memory_order_acquire));
       r.packed_at = 0;
+      r.pid = pid ? static_cast<int32_t>(*pid) : 0;
     }
+    // A copy this sender offered back for a payload this link sent it by reference: made
+    // first, the sender waits on it.
+    serve_help(i);
     for (;;) {
       if (spent() || answered()) {
         cut_short = true;
@@ -528,6 +536,14 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       if ((r.reader->memory().control().reference.load(std::memory_order_relaxed) & kReferenceAllowed) == 0) {
         ++counters_.ref_refused;  // a sender that did not wait for the answer: lost, as on a wire
         deliver = false;
+      } else if (help_min_ != 0 && size_t{fh.packets} * verbs::mtu_bytes(static_cast<verbs::Mtu>(fh.burst_mtu)) >=
+                                       2 * help_min_) {
+        // The sender may write half in: through this link's channel to it, if it has one (no
+        // attaching here: a WRITE's responder attached at RTR, a READ's requester sent it).
+        if (Peer* p = known_peer(static_cast<uint32_t>(r.token)); p != nullptr && p->writer && !p->help_failed) {
+          help_.arm(p, &r.reader->memory().control().reference);
+          burst.help = &help_;
+        }
       }
     }
     if (rec.kind == kRecordFrameGlobal) {
@@ -612,6 +628,133 @@ bool ShmLink::take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, si
 
 // Whether this process may read `pid`'s memory with process_vm_readv (a zero-length read
 // still checks the permission: PTRACE_MODE_ATTACH).
+ShmLink::Peer* ShmLink::known_peer(uint32_t endpoint) {
+  if (last_peer_ != nullptr && last_peer_->endpoint == endpoint) return last_peer_;
+  for (auto& p : peers_) {
+    if (p->endpoint == endpoint) return p.get();
+  }
+  return nullptr;
+}
+
+// Shared copies (rc::CopyHelp). The receiver of a burst by reference writes its offer into the
+// slot of its own channel to the sender, which sits in the sender's inbox where the sender's
+// polls look. Only the slot's state word is shared both ways; the receiver writes the segments
+// while the slot is idle, the sender reads them once it has taken the offer.
+bool ShmLink::Help::offer(std::span<const iovec> local, std::span<const iovec> remote) {
+  using Slot = ChannelControl::HelpSlot;
+  if (sender_ == nullptr || local.size() > Slot::kSegments || remote.size() > Slot::kSegments) return false;
+  Slot& slot = sender_->writer->control().help;
+  if (slot.state.load(std::memory_order_relaxed) != kHelpIdle) return false;
+  uint64_t bytes = 0;
+  for (size_t k = 0; k < local.size(); ++k) {
+    slot.into[k] = {reinterpret_cast<uint64_t>(local[k].iov_base), local[k].iov_len};
+    bytes += local[k].iov_len;
+  }
+  if (bytes < link_.help_min_) return false;
+  for (size_t k = 0; k < remote.size(); ++k) slot.from[k] = {reinterpret_cast<uint64_t>(remote[k].iov_base), remote[k].iov_len};
+  slot.into_count = static_cast<uint16_t>(local.size());
+  slot.from_count = static_cast<uint16_t>(remote.size());
+  tsan::wire_published();  // the slot is mapped at another address in the sender (base/tsan.hpp)
+  slot.state.store(kHelpOffered, std::memory_order_release);
+  ++link_.counters_.helps_offered;
+  // A sleeping engine takes no offers; woken, it takes the next ones (the following bursts'):
+  // its spin grows while it is rung soon after each sleep (engine/spin.hpp).
+  link_.ring_if_asleep(*sender_);
+  return true;
+}
+
+// Withdrawn if the sender has not taken it; else waits for its copy to end. While it waits it
+// takes offers made to this link (the sender may be waiting in the same way for this process),
+// and it stops waiting when the sender's process is gone (its memory, and its copy, with it).
+bool ShmLink::Help::finish() {
+  SOFTIB_ASSERT(sender_ != nullptr && reference_ != nullptr);
+  Peer& p = *sender_;
+  sender_ = nullptr;
+  std::atomic<uint32_t>& state = p.writer->control().help.state;
+  uint32_t s = kHelpOffered;
+  if (link_.help_patience_.count() > 0 && state.load(std::memory_order_relaxed) == kHelpOffered) {
+    const auto until = std::chrono::steady_clock::now() + link_.help_patience_;
+    for (uint32_t spins = 1; state.load(std::memory_order_relaxed) == kHelpOffered; ++spins) {
+      link_.serve_helps();
+      if (spins % 1024 == 0 && std::chrono::steady_clock::now() >= until) break;
+    }
+  }
+  if (state.compare_exchange_strong(s, kHelpIdle, std::memory_order_acquire)) {
+    ++link_.counters_.helps_withdrawn;
+    return false;
+  }
+  for (uint32_t spins = 1;; ++spins) {
+    s = state.load(std::memory_order_acquire);
+    if (s == kHelpDone || s == kHelpFailed) tsan::wire_received();
+    if (s == kHelpDone) {
+      state.store(kHelpIdle, std::memory_order_relaxed);
+      ++link_.counters_.helps_taken;
+      return true;
+    }
+    if (s == kHelpFailed) {
+      state.store(kHelpIdle, std::memory_order_relaxed);
+      ++link_.counters_.helps_failed;
+      p.help_failed = true;
+      // The sender's bursts by reference go back to the size one copy suits.
+      reference_->store(reference_->load(std::memory_order_relaxed) & ~kReferenceHelped, std::memory_order_relaxed);
+      SOFTIB_LOG(kInfo, "shm", "endpoint {}: endpoint {} could not write an offered copy: copies by reference stay here",
+                 link_.endpoint_, p.endpoint);
+      return false;
+    }
+    link_.serve_helps();
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+    if (spins % 4096 == 0 && !link_.dir_.endpoint_alive(p.endpoint)) {
+      state.store(kHelpIdle, std::memory_order_relaxed);
+      ++link_.counters_.helps_failed;
+      return false;
+    }
+  }
+}
+
+// The sender's side: the offer names this process's memory (`from`) and the offering
+// process's (`into`); both come from another process, so counts and lengths are checked and
+// a bad address fails the copy (EFAULT), never this process.
+void ShmLink::serve_help(uint32_t i) {
+  using Slot = ChannelControl::HelpSlot;
+  Slot& slot = watches_[i].mem.control().help;
+  if (slot.state.load(std::memory_order_relaxed) != kHelpOffered) return;
+  const Reader& r = readers_[i];
+  if (!r.reader || r.pid <= 0) return;
+  uint32_t s = kHelpOffered;
+  if (!slot.state.compare_exchange_strong(s, kHelpTaken, std::memory_order_acquire)) return;
+  tsan::wire_received();
+  const size_t into_count = slot.into_count;
+  const size_t from_count = slot.from_count;
+  std::array<iovec, Slot::kSegments> into;
+  std::array<iovec, Slot::kSegments> from;
+  uint64_t into_bytes = 0;
+  uint64_t from_bytes = 0;
+  bool ok = into_count >= 1 && into_count <= Slot::kSegments && from_count >= 1 && from_count <= Slot::kSegments;
+  for (size_t k = 0; ok && k < into_count; ++k) {
+    const Slot::Segment seg = slot.into[k];
+    into[k] = iovec{reinterpret_cast<void*>(seg.addr), seg.len};
+    into_bytes += seg.len;
+    ok = seg.len <= (1u << 30) && into_bytes <= (1u << 30);
+  }
+  for (size_t k = 0; ok && k < from_count; ++k) {
+    const Slot::Segment seg = slot.from[k];
+    from[k] = iovec{reinterpret_cast<void*>(seg.addr), seg.len};
+    from_bytes += seg.len;
+    ok = seg.len <= (1u << 30) && from_bytes <= (1u << 30);
+  }
+  if (ok && into_bytes == from_bytes) {
+    const ssize_t n = ::process_vm_writev(r.pid, from.data(), from_count, into.data(), into_count, 0);
+    ok = n >= 0 && static_cast<uint64_t>(n) == into_bytes;
+  } else {
+    ok = false;
+  }
+  if (ok) ++counters_.helps_given;
+  tsan::wire_published();
+  slot.state.store(ok ? kHelpDone : kHelpFailed, std::memory_order_release);
+}
+
 bool ShmLink::may_read(int32_t pid) {
   if (pid <= 0) return false;
   uint8_t probe = 0;

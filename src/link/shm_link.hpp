@@ -22,6 +22,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,6 +98,12 @@ struct ShmLinkCounters {
   uint64_t ref_refused = 0;      // by-reference frames from a sender whose memory this process cannot read (lost)
   uint64_t copies_cached = 0;    // large payload copies made with ordinary stores (PeerCopy)
   uint64_t copies_streamed = 0;  // ... and with non-temporal stores
+  // Copies by reference shared with the sending process (rc::CopyHelp, ShmLink's help):
+  uint64_t helps_offered = 0;    // parts offered to the sender
+  uint64_t helps_taken = 0;      // ... that the sender wrote in
+  uint64_t helps_withdrawn = 0;  // ... that nobody took in time (copied here)
+  uint64_t helps_failed = 0;     // ... that the sender could not write (copied here; no more offers to it)
+  uint64_t helps_given = 0;      // parts this link wrote into a peer that offered them
 };
 
 inline constexpr uint8_t kFrameByReference = 4;  // ShmFrameHeader.last_flags: the payload is named, not carried
@@ -185,7 +192,23 @@ class ShmLink final : public rc::FrameSink {
   // 64 KiB on 256 KiB and 1 MiB WRITEs (middle vCPUs, 2026-11-29: 256 KiB WRITEs 24.9 against
   // 19.8 GB/s); 1 MiB a call was slower again (the source and target then fill the L2).
   static constexpr size_t kRefBurstBytes = 256 * 1024;
-  void set_max_reference_burst_bytes(size_t bytes) { max_ref_burst_ = bytes; }
+  // ... and to a receiver that shares its copies (kReferenceHelped): with each side copying
+  // half, 1 MiB a burst ran faster than 256 KiB (1 MiB READs 25-30 against 41-43 GB/s, 4 MiB
+  // READs 11.9 against 15.4-15.9).
+  static constexpr size_t kRefBurstHelpedBytes = 1024 * 1024;
+  // Both sizes (to compare).
+  void set_max_reference_burst_bytes(size_t bytes) { max_ref_burst_ = max_ref_burst_helped_ = bytes; }
+  // Shared copies (rc::CopyHelp): a burst by reference of at least twice this many bytes has
+  // its second half offered to the sending process, in the slot of this link's channel in
+  // that process's inbox (ChannelControl::help), while this link pulls the first half; the
+  // sender's polls (poll(), and ready() for its engine) take offers. 0: never.
+  // SOFTIB_SHM_HELP sets it.
+  static constexpr size_t kHelpMinBytes = 32 * 1024;
+  void set_help_min_bytes(size_t bytes) { help_min_ = bytes; }
+  // How long an offer stays open, once this link has pulled its own half, before it is
+  // withdrawn (default 0: at once). For tests, where a sender's thread is sure to take it
+  // but may not be running at that moment.
+  void set_help_patience(std::chrono::nanoseconds wait) { help_patience_ = wait; }
   // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
   // not counted: the sender's backlog in the old way, then the window filling at the new pace.
   static constexpr uint64_t kRefSettleBytes = uint64_t{2} << 20;
@@ -218,6 +241,7 @@ class ShmLink final : public rc::FrameSink {
   bool ready() const {
     return any_active_channel([&](uint32_t i) {
       const Watch& w = watches_[i];
+      if (w.mem.control().help.state.load(std::memory_order_relaxed) == kHelpOffered) return true;
       const uint64_t at = w.at.load(std::memory_order_relaxed);
       if (at == Watch::kNone) return new_channel_ready(w.mem);
       return w.mem.header_at(at).tag.load(std::memory_order_acquire) == at + 1;
@@ -323,6 +347,7 @@ class ShmLink final : public rc::FrameSink {
     uint64_t engine_work_end = 0;
     // How large copies into the channel go when peer_copy_ is kAuto.
     CopyChooser copy{};
+    bool help_failed = false;  // an offer of a shared copy failed there: none again
   };
   // Where ready() looks in channel i: the position of its reader's next record as the last
   // poll() left it (kNone: no reader yet, or the channel was reclaimed), stored by the lock's
@@ -344,7 +369,34 @@ class ShmLink final : public rc::FrameSink {
     // Whether the sender's large bursts should come by reference or through the ring
     // (ChannelControl::reference's kReferencePreferred), measured here, where the bytes land.
     CopyChooser way{false};
+    int32_t pid = 0;  // the sender's process (directory), for the copies it offers back
   };
+  // The receiving side of a shared copy (rc::CopyHelp), lent to the device with each burst by
+  // reference from a peer this link also sends to (arm()).
+  class Help final : public rc::CopyHelp {
+   public:
+    explicit Help(ShmLink& link) : link_(link) {}
+    // `reference`: the word of the sender's channel here (kReferenceHelped).
+    void arm(Peer* sender, std::atomic<uint64_t>* reference) {
+      sender_ = sender;
+      reference_ = reference;
+    }
+    bool offer(std::span<const iovec> local, std::span<const iovec> remote) override;
+    bool finish() override;
+
+   private:
+    ShmLink& link_;
+    Peer* sender_ = nullptr;
+    std::atomic<uint64_t>* reference_ = nullptr;
+  };
+  // Takes an offered copy in channel i's slot, if any, and makes it. REQUIRES: the device's lock.
+  void serve_help(uint32_t i);
+  void serve_helps() {
+    any_active_channel([&](uint32_t i) {
+      serve_help(i);
+      return false;
+    });
+  }
   void choose_way(Reader& r, const ShmFrameHeader& fh);
   // Returns the packets it took (a burst's count; 1 for any other frame).
   uint32_t take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
@@ -377,6 +429,7 @@ class ShmLink final : public rc::FrameSink {
   bool port_active(uint32_t slot);
   bool may_read(int32_t pid);
   Peer* peer(uint32_t endpoint);
+  Peer* known_peer(uint32_t endpoint);  // peer() without attaching
   wire::MutByteSpan discard(size_t len);
 
   const ShmDirectory& dir_;
@@ -418,6 +471,10 @@ class ShmLink final : public rc::FrameSink {
   std::vector<uint8_t> scratch_;
   size_t max_burst_ = 0;
   size_t max_ref_burst_ = kRefBurstBytes;
+  size_t max_ref_burst_helped_ = kRefBurstHelpedBytes;
+  size_t help_min_ = kHelpMinBytes;
+  std::chrono::nanoseconds help_patience_{0};
+  Help help_{*this};
   References references_ = References::kNever;
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};

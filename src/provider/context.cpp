@@ -129,12 +129,14 @@ Context::~Context() {
         "received, {} refused (ring full); large copies {} cached, {} streamed (base/copy.hpp PeerCopy); consumer "
         "distance judged near {} times, far {} (link/shm_channel.hpp consumer_near); copy throughput measured over "
         "{} windows, the way changed {} times (link/copy_chooser.hpp); by reference or through the ring measured "
-        "over {} windows, changed {} times (SOFTIB_SHM_CMA=auto); {} doorbells, {} of them to peers that left "
+        "over {} windows, changed {} times (SOFTIB_SHM_CMA=auto); copies by reference shared with their sender: {} "
+        "offered, {} written by it, {} withdrawn, {} failed, and {} written into peers that offered them "
+        "(SOFTIB_SHM_HELP); {} doorbells, {} of them to peers that left "
         "frames unread ({} of those while their application was away); {} rings of its inbox mapped ahead of their "
         "senders (link/shm_link.hpp warm_spare_channel)",
         info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.ref_frames_sent, c.frames_received, c.refused,
-        c.copies_cached, c.copies_streamed, near, far, windows, switches, ref_windows, ref_switches,
-        c.doorbells + c.stall_rings, c.stall_rings, c.away_rings, shm_->channels_warmed());
+        c.copies_cached, c.copies_streamed, near, far, windows, switches, ref_windows, ref_switches, c.helps_offered,
+        c.helps_taken, c.helps_withdrawn, c.helps_failed, c.helps_given, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings, shm_->channels_warmed());
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }
@@ -189,6 +191,9 @@ Result<std::unique_ptr<Context>> Context::open(const DeviceInfo& device, const O
   c->shm_->set_references(never ? References::kNever : always ? References::kAlways : References::kMeasured);
   // SOFTIB_SHM_REF_BURST: payload bytes per burst by reference (default 256 KiB), to compare.
   if (const char* rb = std::getenv("SOFTIB_SHM_REF_BURST")) c->shm_->set_max_reference_burst_bytes(std::strtoul(rb, nullptr, 0));
+  // SOFTIB_SHM_HELP: the smallest part of a copy by reference offered to its sender (default
+  // 32 KiB; 0: never), to compare.
+  if (const char* h = std::getenv("SOFTIB_SHM_HELP")) c->shm_->set_help_min_bytes(std::strtoul(h, nullptr, 0));
   c->shm_->set_peer_copy(peer_copy());
   // SOFTIB_SHM_PACK=0: every frame a ring record of its own (ShmLink::begin_batch), to compare.
   if (const char* v = std::getenv("SOFTIB_SHM_PACK"); v != nullptr && std::strcmp(v, "0") == 0) c->shm_->set_packing(false);

@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <sys/uio.h>
 
+#include <array>
 #include <cstring>
 
 #include "packet/builder.hpp"
@@ -74,9 +75,57 @@ bool Device::RefPayload::copy_to(uint8_t* dst) const {
   return copy_to(std::span<const iovec>(&local, 1));
 }
 
-bool Device::RefPayload::copy_to(std::span<const iovec> local) const {
-  const ssize_t n = ::process_vm_readv(pid, local.data(), local.size(), segments.data(), segments.size(), 0);
+namespace {
+
+// Up to kMaxRefSegments pieces of memory, taken from a longer list.
+struct IovecList {
+  std::array<iovec, kMaxRefSegments> v;
+  size_t count = 0;
+  std::span<const iovec> span() const { return {v.data(), count}; }
+};
+
+// Splits `in` at byte `at` into `head` ([0, at)) and `tail` (the rest). False when either
+// side would need more than kMaxRefSegments pieces (in has at most that many: never).
+bool split_iovecs(std::span<const iovec> in, uint64_t at, IovecList& head, IovecList& tail) {
+  head.count = tail.count = 0;
+  for (const iovec& piece : in) {
+    const uint64_t len = piece.iov_len;
+    if (at >= len) {
+      if (head.count == head.v.size()) return false;
+      head.v[head.count++] = piece;
+      at -= len;
+      continue;
+    }
+    if (at > 0) {
+      if (head.count == head.v.size()) return false;
+      head.v[head.count++] = iovec{piece.iov_base, at};
+    }
+    if (tail.count == tail.v.size()) return false;
+    tail.v[tail.count++] = iovec{static_cast<uint8_t*>(piece.iov_base) + at, len - at};
+    at = 0;
+  }
+  return true;
+}
+
+bool pull(int32_t pid, std::span<const iovec> local, std::span<const iovec> remote, uint64_t bytes) {
+  const ssize_t n = ::process_vm_readv(pid, local.data(), local.size(), remote.data(), remote.size(), 0);
   return n >= 0 && static_cast<uint64_t>(n) == bytes;
+}
+
+}  // namespace
+
+// With a helper (CopyHelp), the second half is offered to the sending process and the first
+// pulled meanwhile; the half nobody took is pulled after it.
+bool Device::RefPayload::copy_to(std::span<const iovec> local) const {
+  if (help == nullptr) return pull(pid, local, segments, bytes);
+  const uint64_t half = bytes / 2;
+  IovecList local_head, local_tail, remote_head, remote_tail;
+  if (!split_iovecs(local, half, local_head, local_tail) || !split_iovecs(segments, half, remote_head, remote_tail) ||
+      !help->offer(local_tail.span(), remote_tail.span()))
+    return pull(pid, local, segments, bytes);
+  const bool head = pull(pid, local_head.span(), remote_head.span(), half);
+  const bool tail = help->finish() || pull(pid, local_tail.span(), remote_tail.span(), bytes - half);
+  return head && tail;
 }
 
 void Device::write_ref_headers(const packet::OpcodeInfo& info, const packet::TransportHeaders& h, uint32_t mtu,
@@ -117,7 +166,7 @@ void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Bu
     segments[i] = iovec{reinterpret_cast<void*>(s.addr), s.len};
     bytes += s.len;
   }
-  const RefPayload ref{b.ref_pid, std::span<const iovec>(segments.data(), count), bytes};
+  const RefPayload ref{b.ref_pid, std::span<const iovec>(segments.data(), count), bytes, b.help};
   const uint32_t mtu = verbs::mtu_bytes(static_cast<verbs::Mtu>(b.mtu));
   // The first packet as a packet, for its headers: the headers and an MTU of stand-in payload.
   ref_probe_.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(hl));

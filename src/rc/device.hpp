@@ -367,6 +367,7 @@ class Device {
     int32_t pid = 0;
     std::span<const iovec> segments;
     uint64_t bytes = 0;
+    CopyHelp* help = nullptr;  // the sending process may write a part in (Burst::help)
     bool copy_to(uint8_t* dst) const;  // process_vm_readv; false unless every byte came
     bool copy_to(std::span<const iovec> local) const;  // the same, scattered (`bytes` in all)
   };
