@@ -1,5 +1,6 @@
 #include "link/shm_link.hpp"
 
+#include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -663,6 +664,14 @@ bool ShmLink::Help::offer(std::span<const iovec> local, std::span<const iovec> r
   return true;
 }
 
+// Whether the process behind a sender's endpoint may still write: softibd marks the endpoint
+// dead when its session closes, and a process that is gone while softibd is too is asked of
+// the kernel.
+bool ShmLink::Help::sender_alive(const Peer& p) const {
+  const std::optional<uint32_t> pid = link_.dir_.endpoint_pid(p.endpoint);
+  return pid && !(::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH);
+}
+
 // Withdrawn if the sender has not taken it; else waits for its copy to end. While it waits it
 // takes offers made to this link (the sender may be waiting in the same way for this process),
 // and it stops waiting when the sender's process is gone (its memory, and its copy, with it).
@@ -705,7 +714,7 @@ bool ShmLink::Help::finish() {
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
-    if (spins % 4096 == 0 && !link_.dir_.endpoint_alive(p.endpoint)) {
+    if (spins % 4096 == 0 && !sender_alive(p)) {
       state.store(kHelpIdle, std::memory_order_relaxed);
       ++link_.counters_.helps_failed;
       return false;
@@ -721,7 +730,9 @@ void ShmLink::serve_help(uint32_t i) {
   Slot& slot = watches_[i].mem.control().help;
   if (slot.state.load(std::memory_order_relaxed) != kHelpOffered) return;
   const Reader& r = readers_[i];
-  if (!r.reader || r.pid <= 0) return;
+  // A process that is gone may have left an offer (the slot is reset when its channel is
+  // reclaimed); its pid may name another process one day.
+  if (!r.reader || r.pid <= 0 || !dir_.endpoint_alive(static_cast<uint32_t>(r.token))) return;
   uint32_t s = kHelpOffered;
   if (!slot.state.compare_exchange_strong(s, kHelpTaken, std::memory_order_acquire)) return;
   tsan::wire_received();

@@ -385,6 +385,8 @@ class ShmLink final : public rc::FrameSink {
     bool finish() override;
 
    private:
+    bool sender_alive(const Peer& p) const;
+
     ShmLink& link_;
     Peer* sender_ = nullptr;
     std::atomic<uint64_t>* reference_ = nullptr;

@@ -396,10 +396,22 @@ TEST_F(ShmLinkTest, ADeadSendersChannelIsReclaimed) {
   build();
   post(*a, WrOpcode::kRdmaWrite, 0, 100, b->addr(0));
   a->device.progress();  // in b's ring, not yet read
+  // a also left an offer of a shared copy there (ChannelControl::help).
+  b->link.poll(b->device);
+  post(*a, WrOpcode::kRdmaWrite, 0, 100, b->addr(0));
+  a->device.progress();
+  ChannelControl::HelpSlot& help = b->link.inbox().channel(0).control().help;
+  help.into_count = help.from_count = 1;
+  help.into[0] = help.from[0] = {b->addr(0), 64};
+  help.state.store(kHelpOffered);
   dir.remove_endpoint(a->ep.id);  // softibd saw a's session close
+  b->link.poll(b->device);
+  EXPECT_EQ(help.state.load(), kHelpOffered) << "no copy for a process that is gone";
+  EXPECT_EQ(b->link.counters().helps_given, 0u);
   b->link.housekeeping();
   EXPECT_EQ(b->link.counters().reclaimed, 1u);
   EXPECT_EQ(b->link.inbox().active_mask(0) & 1u, 0u) << "channel 0 is free again";
+  EXPECT_EQ(help.state.load(), kHelpIdle) << "the next sender finds no offer of the last one's";
 }
 
 // ---- bursts (rc/frame.hpp: segmentation offload) ----
