@@ -93,6 +93,17 @@ class ShmLinkTest : public ::testing::Test {
     connect(*a, *b, 2);
     connect(*b, *a, 1);
   }
+  // Runs f(op, sender, receiver) for an RDMA WRITE (a's bytes into b) and an RDMA READ (b's
+  // bytes into a), each on sides built afresh (build()); a posts both.
+  template <class F>
+  void for_each_one_sided(uint32_t capacity, size_t burst, F&& f) {
+    for (const WrOpcode op : {WrOpcode::kRdmaWrite, WrOpcode::kRdmaRead}) {
+      const bool write = op == WrOpcode::kRdmaWrite;
+      SCOPED_TRACE(write ? "WRITE" : "READ");
+      build(capacity, burst);
+      f(op, write ? *a : *b, write ? *b : *a);
+    }
+  }
   static void connect(Side& s, const Side& peer, uint16_t dlid) {
     test::RcPath path{peer.qp->qpn(), Lid(dlid)};
     path.timeout = 10;

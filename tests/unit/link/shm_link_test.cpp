@@ -597,12 +597,7 @@ TEST_F(ShmLinkTest, ReadResponsesGoByReferenceAndTheRequesterCopiesThemOnce) {
 // and first window, whatever the timing: both ways carry bursts of one stream, and every byte
 // lands. WRITEs (a's bursts, b measures) and READ responses (b's bursts, a measures).
 TEST_F(ShmLinkTest, LargeBurstsTryReferencesWhenTheWayIsMeasured) {
-  for (const WrOpcode op : {WrOpcode::kRdmaWrite, WrOpcode::kRdmaRead}) {
-    const bool write = op == WrOpcode::kRdmaWrite;
-    SCOPED_TRACE(write ? "WRITE" : "READ");
-    build(1 << 20, 16 * 1024);
-    Side& sender = write ? *a : *b;
-    Side& receiver = write ? *b : *a;
+  for_each_one_sided(1 << 20, 16 * 1024, [&](WrOpcode op, Side& sender, Side& receiver) {
     sender.link.set_references(ShmLink::References::kMeasured);
     for (size_t i = 0; i < 1000003; ++i) sender.buffer[i] = static_cast<uint8_t>(i * 11 + 3);
     for (int round = 0; round < 32; ++round) {
@@ -618,7 +613,7 @@ TEST_F(ShmLinkTest, LargeBurstsTryReferencesWhenTheWayIsMeasured) {
     EXPECT_EQ(receiver.device.counters().ref_pulls, c.ref_frames_sent);
     EXPECT_GE(receiver.link.reference_choices().first, 1u) << "the receiver measured";
     EXPECT_EQ(sender.link.reference_choices().first, 0u) << "the sender follows";
-  }
+  });
 }
 
 TEST_F(ShmLinkTest, ABurstThatCannotBeTakenWholeIsTakenApart) {
@@ -677,12 +672,8 @@ TEST_F(ShmLinkTest, APollStopsAfterItsShareOfPacketsSoTheStepAcknowledgesThem) {
 // WRITEs (a's bytes, b offers, a's polls write) and READs (b's bytes, a offers, b's thread
 // writes). Every byte lands, and every offer is written by the sender.
 TEST_F(ShmLinkTest, ACopyByReferenceIsSharedWithASenderThatPolls) {
-  for (const WrOpcode op : {WrOpcode::kRdmaWrite, WrOpcode::kRdmaRead}) {
+  for_each_one_sided(1 << 20, 16 * 1024, [&](WrOpcode op, Side& sender, Side& receiver) {
     const bool write = op == WrOpcode::kRdmaWrite;
-    SCOPED_TRACE(write ? "WRITE" : "READ");
-    build(1 << 20, 16 * 1024);
-    Side& sender = write ? *a : *b;
-    Side& receiver = write ? *b : *a;
     sender.link.set_references(ShmLink::References::kAlways);
     sender.link.set_max_reference_burst_bytes(128 * 1024);  // halves of 64 KiB: over kHelpMinBytes
     // Each offer waits for the sender's thread (which may not be running when it is made) up
@@ -725,7 +716,7 @@ TEST_F(ShmLinkTest, ACopyByReferenceIsSharedWithASenderThatPolls) {
     EXPECT_EQ(s.helps_given, r.helps_taken);
     EXPECT_EQ(r.helps_failed, 0u);
     EXPECT_EQ(receiver.device.counters().bursts_taken_apart, 0u);
-  }
+  });
 }
 
 // A sender that does not poll takes nothing: each offer is withdrawn and its half pulled by the
