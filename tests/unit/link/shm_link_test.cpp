@@ -745,6 +745,57 @@ TEST_F(ShmLinkTest, AnOfferNobodyTakesIsWithdrawnAndTheReceiverCopiesItAll) {
   EXPECT_EQ(c.helps_offered, offered);
 }
 
+// A sender that takes an offer and cannot write it (process_vm_writev refused: ptrace rules
+// may let the receiver read the sender and not the sender write the receiver) fails it: the
+// receiver pulls that half itself, offers that sender nothing more, and says so in the
+// channel (kReferenceHelped cleared: bursts by reference go back to the size one copy suits).
+// b answers READs; a thread stands in for b's polls and fails whatever it takes.
+TEST_F(ShmLinkTest, ASenderThatCannotWriteAnOfferFailsItAndIsOfferedNoMore) {
+  build(1 << 20, 16 * 1024);
+  b->link.set_references(ShmLink::References::kAlways);
+  b->link.set_max_reference_burst_bytes(128 * 1024);
+  a->link.set_help_patience(std::chrono::minutes(1));  // the thread takes the offer, whenever it runs
+  post(*a, WrOpcode::kRdmaRead, 0, 64, b->addr(0));
+  ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+  ChannelControl* from_a = nullptr;  // a's channel in b's inbox, where a offers
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i)
+    if (b->link.inbox().channel(i).control().owner.load() != 0) from_a = &b->link.inbox().channel(i).control();
+  ASSERT_NE(from_a, nullptr);
+  std::atomic<uint64_t>* to_a = nullptr;  // b's channel in a's inbox: its reference word
+  for (uint32_t i = 0; i < a->link.inbox().channels(); ++i)
+    if (a->link.inbox().channel(i).control().owner.load() != 0) to_a = &a->link.inbox().channel(i).control().reference;
+  ASSERT_NE(to_a, nullptr);
+  EXPECT_NE(to_a->load() & kReferenceHelped, 0u) << "a offers help";
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0};
+  std::thread fake([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      uint32_t s = kHelpOffered;
+      if (from_a->help.state.compare_exchange_strong(s, kHelpTaken)) {
+        from_a->help.state.store(kHelpFailed, std::memory_order_release);
+        failed.fetch_add(1);
+      }
+    }
+  });
+  for (size_t round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < 700000; ++i) b->buffer[i] = static_cast<uint8_t>(i * 19 + round);
+    post(*a, WrOpcode::kRdmaRead, 100000, 700000, b->addr(0));  // a and b stepped in turn: b never sees an offer
+    ASSERT_EQ(wait(*a).status, WcStatus::kSuccess) << round;
+    ASSERT_EQ(std::memcmp(a->buffer.data() + 100000, b->buffer.data(), 700000), 0) << round;
+  }
+  stop.store(true);
+  fake.join();
+  const ShmLinkCounters& c = a->link.counters();
+  EXPECT_EQ(failed.load(), 1);
+  EXPECT_EQ(c.helps_offered, 1u) << "none after the failure";
+  EXPECT_EQ(c.helps_failed, 1u);
+  EXPECT_EQ(c.helps_taken, 0u);
+  EXPECT_GE(b->link.counters().ref_frames_sent, 2u * 5);
+  EXPECT_EQ(to_a->load() & kReferenceHelped, 0u);
+  EXPECT_NE(to_a->load() & kReferenceAllowed, 0u) << "references still go";
+}
+
 // The sender's side of a shared copy reads an offer another process wrote: counts, lengths and
 // addresses are checked or fail the copy (EFAULT), and a failed copy says so in the slot. Here
 // offers are written into a's slot by hand, as b would, and a's poll serves them; ready() says
