@@ -644,15 +644,16 @@ ShmLink::Peer* ShmLink::known_peer(uint32_t endpoint) {
 bool ShmLink::Help::offer(std::span<const iovec> local, std::span<const iovec> remote) {
   using Slot = ChannelControl::HelpSlot;
   if (sender_ == nullptr || local.size() > Slot::kSegments || remote.size() > Slot::kSegments) return false;
+  uint64_t bytes = 0;
+  for (const iovec& piece : local) bytes += piece.iov_len;
+  if (bytes < link_.help_min_) return false;
   Slot& slot = sender_->writer->control().help;
   if (slot.state.load(std::memory_order_relaxed) != kHelpIdle) return false;
-  uint64_t bytes = 0;
-  for (size_t k = 0; k < local.size(); ++k) {
-    slot.into[k] = {reinterpret_cast<uint64_t>(local[k].iov_base), local[k].iov_len};
-    bytes += local[k].iov_len;
-  }
-  if (bytes < link_.help_min_) return false;
-  for (size_t k = 0; k < remote.size(); ++k) slot.from[k] = {reinterpret_cast<uint64_t>(remote[k].iov_base), remote[k].iov_len};
+  const auto put = [](std::span<const iovec> pieces, Slot::Segment* out) {
+    for (const iovec& piece : pieces) *out++ = {reinterpret_cast<uint64_t>(piece.iov_base), piece.iov_len};
+  };
+  put(local, slot.into);
+  put(remote, slot.from);
   slot.into_count = static_cast<uint16_t>(local.size());
   slot.from_count = static_cast<uint16_t>(remote.size());
   tsan::wire_published();  // the slot is mapped at another address in the sender (base/tsan.hpp)
@@ -736,30 +737,28 @@ void ShmLink::serve_help(uint32_t i) {
   uint32_t s = kHelpOffered;
   if (!slot.state.compare_exchange_strong(s, kHelpTaken, std::memory_order_acquire)) return;
   tsan::wire_received();
+  // A list's bytes, its segments copied out as iovecs; nullopt when its count or a length is
+  // out of bounds (1 to kSegments segments, at most 1 GiB in all).
+  const auto take = [](const Slot::Segment* segments, size_t count, iovec* out) -> std::optional<uint64_t> {
+    if (count == 0 || count > Slot::kSegments) return std::nullopt;
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < count; ++k) {
+      const Slot::Segment seg = segments[k];
+      if (seg.len > (1u << 30) || (bytes += seg.len) > (1u << 30)) return std::nullopt;
+      out[k] = iovec{reinterpret_cast<void*>(seg.addr), seg.len};
+    }
+    return bytes;
+  };
   const size_t into_count = slot.into_count;
   const size_t from_count = slot.from_count;
   std::array<iovec, Slot::kSegments> into;
   std::array<iovec, Slot::kSegments> from;
-  uint64_t into_bytes = 0;
-  uint64_t from_bytes = 0;
-  bool ok = into_count >= 1 && into_count <= Slot::kSegments && from_count >= 1 && from_count <= Slot::kSegments;
-  for (size_t k = 0; ok && k < into_count; ++k) {
-    const Slot::Segment seg = slot.into[k];
-    into[k] = iovec{reinterpret_cast<void*>(seg.addr), seg.len};
-    into_bytes += seg.len;
-    ok = seg.len <= (1u << 30) && into_bytes <= (1u << 30);
-  }
-  for (size_t k = 0; ok && k < from_count; ++k) {
-    const Slot::Segment seg = slot.from[k];
-    from[k] = iovec{reinterpret_cast<void*>(seg.addr), seg.len};
-    from_bytes += seg.len;
-    ok = seg.len <= (1u << 30) && from_bytes <= (1u << 30);
-  }
-  if (ok && into_bytes == from_bytes) {
+  const std::optional<uint64_t> into_bytes = take(slot.into, into_count, into.data());
+  const std::optional<uint64_t> from_bytes = take(slot.from, from_count, from.data());
+  bool ok = into_bytes && from_bytes && *into_bytes == *from_bytes;
+  if (ok) {
     const ssize_t n = ::process_vm_writev(r.pid, from.data(), from_count, into.data(), into_count, 0);
-    ok = n >= 0 && static_cast<uint64_t>(n) == into_bytes;
-  } else {
-    ok = false;
+    ok = n >= 0 && static_cast<uint64_t>(n) == *into_bytes;
   }
   if (ok) ++counters_.helps_given;
   tsan::wire_published();
