@@ -218,7 +218,8 @@ class ShmLink final : public rc::FrameSink {
   // ---- in ----
   // Feeds up to `budget` waiting frames to the device, and stops early once `until` (if
   // given) holds `want` completions: an application thread polling that CQ has its answer
-  // and leaves the next frame, whose line is likely still on its way, to a later step.
+  // and leaves the next frame, whose line is likely still on its way, to a later step. A
+  // copy a channel's sender offers back (Help) is made before that channel's frames.
   // REQUIRES: the device's lock.
   static constexpr size_t kPollBudget = 512;
   // A poll also stops once it has taken this many packets, in bursts: the device's step then
@@ -233,8 +234,8 @@ class ShmLink final : public rc::FrameSink {
   // from packed records: a sender is streaming small messages, and more will follow.
   bool drained_a_stream() const { return drained_stream_; }
   static constexpr size_t kStreamFrames = 8;
-  // Whether a frame waits in some channel (the engine's last look before it sleeps, and every
-  // empty poll: inline, it is most of one). Thread: any, without the device's lock: it reads
+  // Whether a frame, or an offered copy (set_help_min_bytes), waits in some channel (the
+  // engine's last look before it sleeps, and every empty poll: inline, it is most of one). Thread: any, without the device's lock: it reads
   // each channel's Watch and the shared memory, never the lock holder's readers, which poll()
   // may be creating or moving meanwhile (ThreadSanitizer found ready() on an idle poll reading
   // a reader that the engine's step was constructing: it could have read an unset address).
