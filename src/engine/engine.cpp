@@ -1,10 +1,10 @@
 #include "engine/engine.hpp"
 
 #include <poll.h>
-#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>

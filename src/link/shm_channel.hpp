@@ -44,6 +44,7 @@
 
 #include "base/assert.hpp"
 #include "base/tsan.hpp"
+#include "rc/frame.hpp"
 #include "wire/bytes.hpp"
 
 namespace softib::link {
@@ -61,10 +62,7 @@ struct ChannelControl {
   // producer, reading it, offers part of the copy back here, where the consumer's polls look.
   struct HelpSlot {
     static constexpr size_t kSegments = 16;
-    struct Segment {
-      uint64_t addr;
-      uint64_t len;
-    };
+    using Segment = rc::RefSegment;  // an address and a length in another process, as in a burst
     alignas(64) std::atomic<uint32_t> state{0};  // kHelp*
     uint16_t into_count = 0;                     // segments of `into` in use
     uint16_t from_count = 0;                     // ... and of `from`

@@ -1,20 +1,17 @@
 #include "link/shm_link.hpp"
 
-#include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <chrono>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
 
 #include "base/clock.hpp"
 #include "base/log.hpp"
-#include "base/tsan.hpp"
 #include "link/critical_path.hpp"
 #include "packet/opcode.hpp"
 
@@ -135,10 +132,7 @@ bool ShmLink::port_active(uint32_t slot) {
 }
 
 ShmLink::Peer* ShmLink::peer(uint32_t endpoint) {
-  if (last_peer_ != nullptr && last_peer_->endpoint == endpoint) return last_peer_;
-  for (auto& p : peers_) {
-    if (p->endpoint == endpoint) return last_peer_ = p.get();
-  }
+  if (Peer* known = known_peer(endpoint)) return last_peer_ = known;
   // First frame to this endpoint: softibd hands over its inbox and doorbell. Once per peer.
   auto fds = resolver_(endpoint);
   if (!fds) {
@@ -635,134 +629,6 @@ ShmLink::Peer* ShmLink::known_peer(uint32_t endpoint) {
     if (p->endpoint == endpoint) return p.get();
   }
   return nullptr;
-}
-
-// Shared copies (rc::CopyHelp). The receiver of a burst by reference writes its offer into the
-// slot of its own channel to the sender, which sits in the sender's inbox where the sender's
-// polls look. Only the slot's state word is shared both ways; the receiver writes the segments
-// while the slot is idle, the sender reads them once it has taken the offer.
-bool ShmLink::Help::offer(std::span<const iovec> local, std::span<const iovec> remote) {
-  using Slot = ChannelControl::HelpSlot;
-  if (sender_ == nullptr || local.size() > Slot::kSegments || remote.size() > Slot::kSegments) return false;
-  uint64_t bytes = 0;
-  for (const iovec& piece : local) bytes += piece.iov_len;
-  if (bytes < link_.help_min_) return false;
-  Slot& slot = sender_->writer->control().help;
-  if (slot.state.load(std::memory_order_relaxed) != kHelpIdle) return false;
-  const auto put = [](std::span<const iovec> pieces, Slot::Segment* out) {
-    for (const iovec& piece : pieces) *out++ = {reinterpret_cast<uint64_t>(piece.iov_base), piece.iov_len};
-  };
-  put(local, slot.into);
-  put(remote, slot.from);
-  slot.into_count = static_cast<uint16_t>(local.size());
-  slot.from_count = static_cast<uint16_t>(remote.size());
-  tsan::wire_published();  // the slot is mapped at another address in the sender (base/tsan.hpp)
-  slot.state.store(kHelpOffered, std::memory_order_release);
-  ++link_.counters_.helps_offered;
-  // A sleeping engine takes no offers; woken, it takes the next ones (the following bursts'):
-  // its spin grows while it is rung soon after each sleep (engine/spin.hpp).
-  link_.ring_if_asleep(*sender_);
-  return true;
-}
-
-// Whether the process behind a sender's endpoint may still write: softibd marks the endpoint
-// dead when its session closes, and a process that is gone while softibd is too is asked of
-// the kernel.
-bool ShmLink::Help::sender_alive(const Peer& p) const {
-  const std::optional<uint32_t> pid = link_.dir_.endpoint_pid(p.endpoint);
-  return pid && !(::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH);
-}
-
-// Withdrawn if the sender has not taken it; else waits for its copy to end. While it waits it
-// takes offers made to this link (the sender may be waiting in the same way for this process),
-// and it stops waiting when the sender's process is gone (its memory, and its copy, with it).
-bool ShmLink::Help::finish() {
-  SOFTIB_ASSERT(sender_ != nullptr && reference_ != nullptr);
-  Peer& p = *sender_;
-  sender_ = nullptr;
-  std::atomic<uint32_t>& state = p.writer->control().help.state;
-  uint32_t s = kHelpOffered;
-  if (link_.help_patience_.count() > 0 && state.load(std::memory_order_relaxed) == kHelpOffered) {
-    const auto until = std::chrono::steady_clock::now() + link_.help_patience_;
-    for (uint32_t spins = 1; state.load(std::memory_order_relaxed) == kHelpOffered; ++spins) {
-      link_.serve_helps();
-      if (spins % 1024 == 0 && std::chrono::steady_clock::now() >= until) break;
-    }
-  }
-  if (state.compare_exchange_strong(s, kHelpIdle, std::memory_order_acquire)) {
-    ++link_.counters_.helps_withdrawn;
-    return false;
-  }
-  for (uint32_t spins = 1;; ++spins) {
-    s = state.load(std::memory_order_acquire);
-    if (s == kHelpDone || s == kHelpFailed) tsan::wire_received();
-    if (s == kHelpDone) {
-      state.store(kHelpIdle, std::memory_order_relaxed);
-      ++link_.counters_.helps_taken;
-      return true;
-    }
-    if (s == kHelpFailed) {
-      state.store(kHelpIdle, std::memory_order_relaxed);
-      ++link_.counters_.helps_failed;
-      p.help_failed = true;
-      // The sender's bursts by reference go back to the size one copy suits.
-      reference_->store(reference_->load(std::memory_order_relaxed) & ~kReferenceHelped, std::memory_order_relaxed);
-      SOFTIB_LOG(kInfo, "shm", "endpoint {}: endpoint {} could not write an offered copy: copies by reference stay here",
-                 link_.endpoint_, p.endpoint);
-      return false;
-    }
-    link_.serve_helps();
-#if defined(__x86_64__)
-    __builtin_ia32_pause();
-#endif
-    if (spins % 4096 == 0 && !sender_alive(p)) {
-      state.store(kHelpIdle, std::memory_order_relaxed);
-      ++link_.counters_.helps_failed;
-      return false;
-    }
-  }
-}
-
-// The sender's side: the offer names this process's memory (`from`) and the offering
-// process's (`into`); both come from another process, so counts and lengths are checked and
-// a bad address fails the copy (EFAULT), never this process.
-void ShmLink::serve_help(uint32_t i) {
-  using Slot = ChannelControl::HelpSlot;
-  Slot& slot = watches_[i].mem.control().help;
-  if (slot.state.load(std::memory_order_relaxed) != kHelpOffered) return;
-  const Reader& r = readers_[i];
-  // A process that is gone may have left an offer (the slot is reset when its channel is
-  // reclaimed); its pid may name another process one day.
-  if (!r.reader || r.pid <= 0 || !dir_.endpoint_alive(static_cast<uint32_t>(r.token))) return;
-  uint32_t s = kHelpOffered;
-  if (!slot.state.compare_exchange_strong(s, kHelpTaken, std::memory_order_acquire)) return;
-  tsan::wire_received();
-  // A list's bytes, its segments copied out as iovecs; nullopt when its count or a length is
-  // out of bounds (1 to kSegments segments, at most 1 GiB in all).
-  const auto take = [](const Slot::Segment* segments, size_t count, iovec* out) -> std::optional<uint64_t> {
-    if (count == 0 || count > Slot::kSegments) return std::nullopt;
-    uint64_t bytes = 0;
-    for (size_t k = 0; k < count; ++k) {
-      const Slot::Segment seg = segments[k];
-      if (seg.len > (1u << 30) || (bytes += seg.len) > (1u << 30)) return std::nullopt;
-      out[k] = iovec{reinterpret_cast<void*>(seg.addr), seg.len};
-    }
-    return bytes;
-  };
-  const size_t into_count = slot.into_count;
-  const size_t from_count = slot.from_count;
-  std::array<iovec, Slot::kSegments> into;
-  std::array<iovec, Slot::kSegments> from;
-  const std::optional<uint64_t> into_bytes = take(slot.into, into_count, into.data());
-  const std::optional<uint64_t> from_bytes = take(slot.from, from_count, from.data());
-  bool ok = into_bytes && from_bytes && *into_bytes == *from_bytes;
-  if (ok) {
-    const ssize_t n = ::process_vm_writev(r.pid, from.data(), from_count, into.data(), into_count, 0);
-    ok = n >= 0 && static_cast<uint64_t>(n) == *into_bytes;
-  }
-  if (ok) ++counters_.helps_given;
-  tsan::wire_published();
-  slot.state.store(ok ? kHelpDone : kHelpFailed, std::memory_order_release);
 }
 
 bool ShmLink::may_read(int32_t pid) {

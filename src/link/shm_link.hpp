@@ -235,9 +235,9 @@ class ShmLink final : public rc::FrameSink {
   bool drained_a_stream() const { return drained_stream_; }
   static constexpr size_t kStreamFrames = 8;
   // Whether a frame, or an offered copy (set_help_min_bytes), waits in some channel (the
-  // engine's last look before it sleeps, and every empty poll: inline, it is most of one). Thread: any, without the device's lock: it reads
-  // each channel's Watch and the shared memory, never the lock holder's readers, which poll()
-  // may be creating or moving meanwhile (ThreadSanitizer found ready() on an idle poll reading
+  // engine's last look before it sleeps, and every empty poll: inline, it is most of one).
+  // Thread: any, without the device's lock: it reads each channel's Watch and the shared
+  // memory, never the lock holder's readers, which poll() may be creating or moving meanwhile (ThreadSanitizer found ready() on an idle poll reading
   // a reader that the engine's step was constructing: it could have read an unset address).
   bool ready() const {
     return any_active_channel([&](uint32_t i) {

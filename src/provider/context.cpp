@@ -136,7 +136,8 @@ Context::~Context() {
         "senders (link/shm_link.hpp warm_spare_channel)",
         info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.ref_frames_sent, c.frames_received, c.refused,
         c.copies_cached, c.copies_streamed, near, far, windows, switches, ref_windows, ref_switches, c.helps_offered,
-        c.helps_taken, c.helps_withdrawn, c.helps_failed, c.helps_given, c.doorbells + c.stall_rings, c.stall_rings, c.away_rings, shm_->channels_warmed());
+        c.helps_taken, c.helps_withdrawn, c.helps_failed, c.helps_given, c.doorbells + c.stall_rings, c.stall_rings,
+        c.away_rings, shm_->channels_warmed());
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
 }

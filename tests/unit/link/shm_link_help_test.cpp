@@ -1,0 +1,203 @@
+// ShmLink's shared copies (rc::CopyHelp): the receiver of a large burst by reference offers
+// half of the copy back to the sending process, which writes it in when it polls. Offers taken,
+// withdrawn, failed, and malformed ones from another process. The fixture's two endpoints, as
+// in shm_link_test.cpp.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <initializer_list>
+#include <thread>
+
+#include "unit/link/shm_link_fixture.hpp"
+
+namespace softib::link {
+namespace {
+
+// Shared copies (rc::CopyHelp): the receiver of a large burst by reference offers its second
+// half to the sending process and pulls the first; a sender that polls meanwhile writes its
+// half in, else the receiver withdraws the offer and pulls that half too (here after a long
+// patience, so that every offer is taken). Each side runs on a thread of its own (a posts and
+// polls; b only polls), as two processes' engines would:
+// WRITEs (a's bytes, b offers, a's polls write) and READs (b's bytes, a offers, b's thread
+// writes). Every byte lands, and every offer is written by the sender.
+TEST_F(ShmLinkTest, ACopyByReferenceIsSharedWithASenderThatPolls) {
+  for_each_one_sided(1 << 20, 16 * 1024, [&](WrOpcode op, Side& sender, Side& receiver) {
+    const bool write = op == WrOpcode::kRdmaWrite;
+    sender.link.set_references(ShmLink::References::kAlways);
+    sender.link.set_max_reference_burst_bytes(128 * 1024);  // halves of 64 KiB: over kHelpMinBytes
+    // Each offer waits for the sender's thread (which may not be running when it is made) up
+    // to a minute, far beyond any test's run: every offer is taken.
+    receiver.link.set_help_patience(std::chrono::minutes(1));
+    post(*a, op, 0, 64, b->addr(0));  // the receiver meets the sender, and says it may read it
+    ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+
+    std::atomic<bool> stop{false};
+    std::thread other([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        b->link.poll(b->device);
+        b->device.progress();
+      }
+    });
+    constexpr uint32_t kLen = 900001;
+    for (size_t round = 0; round < 8; ++round) {
+      for (size_t i = 0; i < kLen; ++i) sender.buffer[i] = static_cast<uint8_t>(i * (round + 3) + round);
+      std::memset(receiver.buffer.data() + 100000, 0, kLen);
+      post(*a, op, write ? 0 : 100000, kLen, b->addr(write ? 100000 : 0));
+      WorkCompletion wc{};
+      size_t steps = 0;
+      for (; steps < 50'000'000 && a->cq->poll({&wc, 1}) == 0; ++steps) {
+        a->link.poll(a->device);
+        a->device.progress();
+      }
+      ASSERT_LT(steps, 50'000'000u) << "no completion";
+      ASSERT_EQ(wc.status, WcStatus::kSuccess) << round;
+      ASSERT_EQ(std::memcmp(sender.buffer.data(), receiver.buffer.data() + 100000, kLen), 0) << round;
+    }
+    stop.store(true);
+    other.join();
+    const ShmLinkCounters& r = receiver.link.counters();
+    const ShmLinkCounters& s = sender.link.counters();
+    EXPECT_GE(s.ref_frames_sent, 8u * 6) << "bursts of 128 KiB by reference";
+    EXPECT_EQ(receiver.device.counters().ref_pulls, s.ref_frames_sent);
+    EXPECT_EQ(r.helps_offered, s.ref_frames_sent) << "each burst's second half offered";
+    EXPECT_EQ(r.helps_taken, r.helps_offered) << "a sender polling all along takes every offer";
+    EXPECT_EQ(r.helps_withdrawn, 0u);
+    EXPECT_EQ(s.helps_given, r.helps_taken);
+    EXPECT_EQ(r.helps_failed, 0u);
+    EXPECT_EQ(receiver.device.counters().bursts_taken_apart, 0u);
+  });
+}
+
+// A sender that does not poll takes nothing: each offer is withdrawn and its half pulled by the
+// receiver (the fixture steps one side at a time). Offers below twice kHelpMinBytes are not made.
+TEST_F(ShmLinkTest, AnOfferNobodyTakesIsWithdrawnAndTheReceiverCopiesItAll) {
+  build(1 << 20, 16 * 1024);
+  a->link.set_references(ShmLink::References::kAlways);
+  a->link.set_max_reference_burst_bytes(128 * 1024);
+  post(*a, WrOpcode::kRdmaWrite, 0, 64, b->addr(0));
+  ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+  for (size_t i = 0; i < 700000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 29 + 7);
+  post(*a, WrOpcode::kRdmaWrite, 0, 700000, b->addr(200000));
+  ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data() + 200000, 700000), 0);
+  const ShmLinkCounters& c = b->link.counters();
+  EXPECT_GE(c.helps_offered, 4u);
+  EXPECT_EQ(c.helps_withdrawn, c.helps_offered);
+  EXPECT_EQ(c.helps_taken, 0u);
+  EXPECT_EQ(a->link.counters().helps_given, 0u);
+
+  const uint64_t offered = c.helps_offered;
+  b->link.set_help_min_bytes(128 * 1024);  // halves of 64 KiB are now too small
+  post(*a, WrOpcode::kRdmaWrite, 0, 700000, b->addr(0));
+  ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data(), 700000), 0);
+  EXPECT_EQ(c.helps_offered, offered);
+}
+
+// A sender that takes an offer and cannot write it (process_vm_writev refused: ptrace rules
+// may let the receiver read the sender and not the sender write the receiver) fails it: the
+// receiver pulls that half itself, offers that sender nothing more, and says so in the
+// channel (kReferenceHelped cleared: bursts by reference go back to the size one copy suits).
+// b answers READs; a thread stands in for b's polls and fails whatever it takes.
+TEST_F(ShmLinkTest, ASenderThatCannotWriteAnOfferFailsItAndIsOfferedNoMore) {
+  build(1 << 20, 16 * 1024);
+  b->link.set_references(ShmLink::References::kAlways);
+  b->link.set_max_reference_burst_bytes(128 * 1024);
+  a->link.set_help_patience(std::chrono::minutes(1));  // the thread takes the offer, whenever it runs
+  post(*a, WrOpcode::kRdmaRead, 0, 64, b->addr(0));
+  ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+  ChannelControl* from_a = nullptr;  // a's channel in b's inbox, where a offers
+  for (uint32_t i = 0; i < b->link.inbox().channels(); ++i)
+    if (b->link.inbox().channel(i).control().owner.load() != 0) from_a = &b->link.inbox().channel(i).control();
+  ASSERT_NE(from_a, nullptr);
+  std::atomic<uint64_t>* to_a = nullptr;  // b's channel in a's inbox: its reference word
+  for (uint32_t i = 0; i < a->link.inbox().channels(); ++i)
+    if (a->link.inbox().channel(i).control().owner.load() != 0) to_a = &a->link.inbox().channel(i).control().reference;
+  ASSERT_NE(to_a, nullptr);
+  EXPECT_NE(to_a->load() & kReferenceHelped, 0u) << "a offers help";
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0};
+  std::thread fake([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      uint32_t s = kHelpOffered;
+      if (from_a->help.state.compare_exchange_strong(s, kHelpTaken)) {
+        from_a->help.state.store(kHelpFailed, std::memory_order_release);
+        failed.fetch_add(1);
+      }
+    }
+  });
+  for (size_t round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < 700000; ++i) b->buffer[i] = static_cast<uint8_t>(i * 19 + round);
+    post(*a, WrOpcode::kRdmaRead, 100000, 700000, b->addr(0));  // a and b stepped in turn: b never sees an offer
+    ASSERT_EQ(wait(*a).status, WcStatus::kSuccess) << round;
+    ASSERT_EQ(std::memcmp(a->buffer.data() + 100000, b->buffer.data(), 700000), 0) << round;
+  }
+  stop.store(true);
+  fake.join();
+  const ShmLinkCounters& c = a->link.counters();
+  EXPECT_EQ(failed.load(), 1);
+  EXPECT_EQ(c.helps_offered, 1u) << "none after the failure";
+  EXPECT_EQ(c.helps_failed, 1u);
+  EXPECT_EQ(c.helps_taken, 0u);
+  EXPECT_GE(b->link.counters().ref_frames_sent, 2u * 5);
+  EXPECT_EQ(to_a->load() & kReferenceHelped, 0u);
+  EXPECT_NE(to_a->load() & kReferenceAllowed, 0u) << "references still go";
+}
+
+// The sender's side of a shared copy reads an offer another process wrote: counts, lengths and
+// addresses are checked or fail the copy (EFAULT), and a failed copy says so in the slot. Here
+// offers are written into a's slot by hand, as b would, and a's poll serves them; ready() says
+// an offer waits, so a sleeping engine steps for it.
+TEST_F(ShmLinkTest, AnOfferedCopyIsCheckedAndAMalformedOneFails) {
+  build(1 << 20, 16 * 1024);
+  post(*b, WrOpcode::kRdmaWrite, 0, 64, a->addr(0));  // b's channel in a's inbox, and a's reader of it
+  ASSERT_EQ(wait(*b).status, WcStatus::kSuccess);
+  ChannelControl::HelpSlot* slot = nullptr;
+  for (uint32_t i = 0; i < a->link.inbox().channels(); ++i)
+    if (a->link.inbox().channel(i).control().owner.load() != 0) slot = &a->link.inbox().channel(i).control().help;
+  ASSERT_NE(slot, nullptr);
+  using Seg = ChannelControl::HelpSlot::Segment;
+  const auto serve = [&](std::initializer_list<Seg> into, std::initializer_list<Seg> from) {
+    slot->into_count = static_cast<uint16_t>(into.size());
+    slot->from_count = static_cast<uint16_t>(from.size());
+    std::copy(into.begin(), into.end(), slot->into);
+    std::copy(from.begin(), from.end(), slot->from);
+    slot->state.store(kHelpOffered, std::memory_order_release);
+    EXPECT_TRUE(a->link.ready()) << "an offer waits";
+    a->link.poll(a->device);
+    const uint32_t state = slot->state.load();
+    slot->state.store(kHelpIdle);
+    return state;
+  };
+  for (size_t i = 0; i < 300000; ++i) a->buffer[i] = static_cast<uint8_t>(i * 3 + 11);
+  // Good: two pieces of a's buffer into one of b's.
+  EXPECT_EQ(serve({{b->addr(500000), 300000}}, {{a->addr(0), 100000}, {a->addr(100000), 200000}}), kHelpDone);
+  EXPECT_EQ(std::memcmp(a->buffer.data(), b->buffer.data() + 500000, 300000), 0);
+  EXPECT_EQ(a->link.counters().helps_given, 1u);
+  EXPECT_FALSE(a->link.ready());
+  // Malformed: no segments, too many, lengths that differ, a length past 1 GiB, an address
+  // that is not mapped (either side).
+  EXPECT_EQ(serve({}, {{a->addr(0), 10}}), kHelpFailed);
+  EXPECT_EQ(serve({{b->addr(0), 10}}, {}), kHelpFailed);
+  slot->into_count = 17;
+  slot->from_count = 1;
+  slot->state.store(kHelpOffered, std::memory_order_release);
+  a->link.poll(a->device);
+  EXPECT_EQ(slot->state.load(), kHelpFailed) << "17 segments";
+  slot->state.store(kHelpIdle);
+  EXPECT_EQ(serve({{b->addr(0), 10}}, {{a->addr(0), 11}}), kHelpFailed);
+  EXPECT_EQ(serve({{b->addr(0), uint64_t{1} << 31}}, {{a->addr(0), uint64_t{1} << 31}}), kHelpFailed);
+  EXPECT_EQ(serve({{b->addr(0), 4096}}, {{4096, 4096}}), kHelpFailed) << "page 1 of a's memory is never mapped";
+  EXPECT_EQ(serve({{8192, 4096}}, {{a->addr(0), 4096}}), kHelpFailed);
+  EXPECT_EQ(a->link.counters().helps_given, 1u);
+  // Nothing was taken apart or lost meanwhile: the QPs still work.
+  post(*b, WrOpcode::kRdmaWrite, 0, 64, a->addr(0));
+  EXPECT_EQ(wait(*b).status, WcStatus::kSuccess);
+}
+
+}  // namespace
+}  // namespace softib::link
