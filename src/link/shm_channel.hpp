@@ -71,13 +71,15 @@ struct ChannelControl {
   } help;
 };
 // HelpSlot::state. Offered -> taken -> done or failed by the consumer; offered -> idle
-// (withdrawn), done -> idle, failed -> idle by the producer, which writes the segments only
+// (withdrawn), taken -> waiting (it stopped waiting: the consumer rings its doorbell when it
+// is done), done -> idle, failed -> idle by the producer, which writes the segments only
 // while the slot is idle.
 inline constexpr uint32_t kHelpIdle = 0;
 inline constexpr uint32_t kHelpOffered = 1;
 inline constexpr uint32_t kHelpTaken = 2;
 inline constexpr uint32_t kHelpDone = 3;
 inline constexpr uint32_t kHelpFailed = 4;
+inline constexpr uint32_t kHelpWaiting = 5;
 inline constexpr uint64_t kReferenceUnknown = 0;  // not asked yet (a channel not read yet)
 inline constexpr uint64_t kReferenceAllowed = 1;
 inline constexpr uint64_t kReferenceRefused = 2;  // EPERM (ptrace_scope, another user), ENOSYS

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <optional>
+#include <thread>
 
 #include "base/log.hpp"
 #include "base/tsan.hpp"
@@ -23,10 +24,26 @@ namespace softib::link {
 bool ShmLink::Help::offer(std::span<const iovec> local, std::span<const iovec> remote) {
   using Slot = ChannelControl::HelpSlot;
   if (sender_ == nullptr || local.size() > Slot::kSegments || remote.size() > Slot::kSegments) return false;
+  Slot& slot = sender_->writer->control().help;
+  // The same segments in the same order, as offer() below wrote them.
+  const auto same = [](std::span<const iovec> pieces, const Slot::Segment* in, size_t count) {
+    if (pieces.size() != count) return false;
+    for (const iovec& piece : pieces) {
+      const Slot::Segment seg = *in++;
+      if (seg.addr != reinterpret_cast<uint64_t>(piece.iov_base) || seg.len != piece.iov_len) return false;
+    }
+    return true;
+  };
+  if (again_) {
+    // Delivered again: the offer the slot holds must be this one (the slot is this link's
+    // memory to read; the sender writes only its state). Any other: copied here.
+    const uint32_t s = slot.state.load(std::memory_order_acquire);
+    return (s == kHelpDone || s == kHelpFailed) && same(local, slot.into, slot.into_count) &&
+           same(remote, slot.from, slot.from_count);
+  }
   uint64_t bytes = 0;
   for (const iovec& piece : local) bytes += piece.iov_len;
   if (bytes < link_.help_min_) return false;
-  Slot& slot = sender_->writer->control().help;
   if (slot.state.load(std::memory_order_relaxed) != kHelpIdle) return false;
   const auto put = [](std::span<const iovec> pieces, Slot::Segment* out) {
     for (const iovec& piece : pieces) *out++ = {reinterpret_cast<uint64_t>(piece.iov_base), piece.iov_len};
@@ -44,18 +61,16 @@ bool ShmLink::Help::offer(std::span<const iovec> local, std::span<const iovec> r
   return true;
 }
 
-// Whether the process behind a sender's endpoint may still write: softibd marks the endpoint
-// dead when its session closes, and a process that is gone while softibd is too is asked of
-// the kernel.
-bool ShmLink::Help::sender_alive(const Peer& p) const {
-  const std::optional<uint32_t> pid = link_.dir_.endpoint_pid(p.endpoint);
+bool ShmLink::sender_alive(uint32_t endpoint) const {
+  const std::optional<uint32_t> pid = dir_.endpoint_pid(endpoint);
   return pid && !(::kill(static_cast<pid_t>(*pid), 0) != 0 && errno == ESRCH);
 }
 
-// Withdrawn if the sender has not taken it; else waits for its copy to end. While it waits it
-// takes offers made to this link (the sender may be waiting in the same way for this process),
-// and it stops waiting when the sender's process is gone (its memory, and its copy, with it).
-bool ShmLink::Help::finish() {
+// Withdrawn if the sender has not taken it; else waits for its copy to end, for at most the
+// wait bound, and then leaves it to end later. While it waits it takes offers made to this
+// link (the sender may be waiting in the same way for this process), and it stops waiting
+// when the sender's process is gone (its memory, and its copy, with it).
+rc::CopyHelp::End ShmLink::Help::finish() {
   SOFTIB_ASSERT(sender_ != nullptr && reference_ != nullptr);
   Peer& p = *sender_;
   sender_ = nullptr;
@@ -70,15 +85,16 @@ bool ShmLink::Help::finish() {
   }
   if (state.compare_exchange_strong(s, kHelpIdle, std::memory_order_acquire)) {
     ++link_.counters_.helps_withdrawn;
-    return false;
+    return End::kNotWritten;
   }
+  std::optional<std::chrono::steady_clock::time_point> until;  // set at the first look at the clock
   for (uint32_t spins = 1;; ++spins) {
     s = state.load(std::memory_order_acquire);
     if (s == kHelpDone || s == kHelpFailed) tsan::wire_received();
     if (s == kHelpDone) {
       state.store(kHelpIdle, std::memory_order_relaxed);
       ++link_.counters_.helps_taken;
-      return true;
+      return End::kWritten;
     }
     if (s == kHelpFailed) {
       state.store(kHelpIdle, std::memory_order_relaxed);
@@ -88,17 +104,61 @@ bool ShmLink::Help::finish() {
       reference_->store(reference_->load(std::memory_order_relaxed) & ~kReferenceHelped, std::memory_order_relaxed);
       SOFTIB_LOG(kInfo, "shm", "endpoint {}: endpoint {} could not write an offered copy: copies by reference stay here",
                  link_.endpoint_, p.endpoint);
-      return false;
+      return End::kNotWritten;
+    }
+    if (s != kHelpTaken) {  // only the sender moves it on from taken; anything else is not a copy it makes
+      state.store(kHelpIdle, std::memory_order_relaxed);
+      ++link_.counters_.helps_failed;
+      return End::kNotWritten;
     }
     link_.serve_helps();
 #if defined(__x86_64__)
     __builtin_ia32_pause();
 #endif
-    if (spins % 4096 == 0 && !sender_alive(p)) {
+    if (spins % 256 != 0) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (!until) until = now + link_.help_wait_bound_;
+    if (now < *until) continue;
+    if (!link_.sender_alive(p.endpoint)) {
       state.store(kHelpIdle, std::memory_order_relaxed);
       ++link_.counters_.helps_failed;
-      return false;
+      return End::kNotWritten;
     }
+    // Later: the sender rings this link's doorbell when it is done (serve_help).
+    if (state.compare_exchange_strong(s, kHelpWaiting, std::memory_order_relaxed)) {
+      ++link_.counters_.helps_later;
+      later_ = true;
+      return End::kLater;
+    }
+  }
+}
+
+void ShmLink::Help::disarm() {
+  if (again_ && sender_ != nullptr) {
+    std::atomic<uint32_t>& state = sender_->writer->control().help.state;
+    const uint32_t s = state.load(std::memory_order_acquire);
+    if (s == kHelpDone || s == kHelpFailed) state.store(kHelpIdle, std::memory_order_relaxed);
+  }
+  sender_ = nullptr;
+  again_ = false;
+}
+
+bool ShmLink::copy_pending(const Reader& r) {
+  const Peer* p = known_peer(static_cast<uint32_t>(r.token));
+  if (p == nullptr || !p->writer) return false;  // the sender is gone: delivered again, to fail
+  const uint32_t s = p->writer->control().help.state.load(std::memory_order_acquire);
+  return s == kHelpTaken || s == kHelpWaiting;
+}
+
+void ShmLink::settle_copies() {
+  if (copies_later_ == 0) return;
+  for (;;) {
+    const bool pending = any_active_channel([&](uint32_t i) {
+      const Reader& r = readers_[i];
+      return r.later && copy_pending(r) && sender_alive(static_cast<uint32_t>(r.token));
+    });
+    if (!pending) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
@@ -141,7 +201,13 @@ void ShmLink::serve_help(uint32_t i) {
   }
   if (ok) ++counters_.helps_given;
   tsan::wire_published();
-  slot.state.store(ok ? kHelpDone : kHelpFailed, std::memory_order_release);
+  // The receiver that stopped waiting (kHelpWaiting) reads that channel again once rung.
+  if (slot.state.exchange(ok ? kHelpDone : kHelpFailed, std::memory_order_acq_rel) == kHelpWaiting) {
+    if (Peer* p = known_peer(static_cast<uint32_t>(r.token)); p != nullptr) {
+      ++counters_.doorbells;
+      p->doorbell.ring();
+    }
+  }
 }
 
 }  // namespace softib::link

@@ -464,6 +464,8 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
     // A copy this sender offered back for a payload this link sent it by reference: made
     // first, the sender waits on it.
     serve_help(i);
+    // The sender still writes the copy of the burst at the head: the channel waits.
+    if (r.later && copy_pending(r)) return false;
     for (;;) {
       if (spent() || answered()) {
         cut_short = true;
@@ -482,7 +484,14 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
           break;
         }
       } else {
-        packets += take_frame(device, r, *rec);
+        const bool was_later = r.later;
+        const uint32_t took = take_frame(device, r, *rec);
+        if (r.later != was_later) {
+          watches_[i].later.store(r.later, std::memory_order_relaxed);
+          r.later ? ++copies_later_ : --copies_later_;
+        }
+        if (took == 0) break;  // it stays, for its next delivery
+        packets += took;
         ++n;
       }
       r.reader->release();
@@ -531,6 +540,10 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       if ((r.reader->memory().control().reference.load(std::memory_order_relaxed) & kReferenceAllowed) == 0) {
         ++counters_.ref_refused;  // a sender that did not wait for the answer: lost, as on a wire
         deliver = false;
+      } else if (r.later) {
+        // Delivered again, its sender's copy written (or failed, or the sender gone).
+        help_.arm_again(known_peer(static_cast<uint32_t>(r.token)), &r.reader->memory().control().reference);
+        burst.help = &help_;
       } else if (help_min_ != 0 && size_t{fh.packets} * verbs::mtu_bytes(static_cast<verbs::Mtu>(fh.burst_mtu)) >=
                                        2 * help_min_) {
         // The sender may write half in: through this link's channel to it, if it has one (no
@@ -554,8 +567,13 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       from.traffic_class = g.traffic_class;
       from.hop_limit = g.hop_limit;
     }
-    ++counters_.frames_received;
     if (deliver) device.receive(from, rec.body.subspan(header), burst);
+    if (burst.help != nullptr) {
+      r.later = help_.later();
+      help_.disarm();
+      if (r.later) return 0;  // not taken yet: counted when it is
+    }
+    ++counters_.frames_received;
     return std::max<uint32_t>(fh.packets, 1);
   }
   return 1;
@@ -702,6 +720,10 @@ void ShmLink::housekeeping() {
     if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
     while (r.reader->peek()) r.reader->release();
     watch(i, Watch::kNone);
+    if (r.later) {
+      watches_[i].later.store(false, std::memory_order_relaxed);
+      --copies_later_;
+    }
     inbox_.reclaim(i, r.reader->position());
     r = Reader{};
     ++counters_.reclaimed;

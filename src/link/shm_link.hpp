@@ -103,6 +103,8 @@ struct ShmLinkCounters {
   uint64_t helps_taken = 0;      // ... that the sender wrote in
   uint64_t helps_withdrawn = 0;  // ... that nobody took in time (copied here)
   uint64_t helps_failed = 0;     // ... that the sender could not write (copied here; no more offers to it)
+  uint64_t helps_later = 0;      // ... that the sender took and was still writing after kHelpWaitBound
+                                 // (its burst was delivered again once it had written it)
   uint64_t helps_given = 0;      // parts this link wrote into a peer that offered them
 };
 
@@ -209,6 +211,18 @@ class ShmLink final : public rc::FrameSink {
   // withdrawn (default 0: at once). For tests, where a sender's thread is sure to take it
   // but may not be running at that moment.
   void set_help_patience(std::chrono::nanoseconds wait) { help_patience_ = wait; }
+  // How long the device waits for a sender that took an offer to write it. After that the
+  // burst ends later (rc::CopyHelp::End::kLater): its channel is not read until the sender has
+  // written its part (it rings this link's doorbell then), and the same frame is delivered
+  // again. A sender stopped by a signal or a debugger holds that channel, not the device.
+  static constexpr std::chrono::nanoseconds kHelpWaitBound = std::chrono::milliseconds(1);
+  void set_help_wait_bound(std::chrono::nanoseconds wait) { help_wait_bound_ = wait; }
+  // Waits while a sender still writes a copy whose burst ended later (see kHelpWaitBound):
+  // for whatever frees or hands back memory this process registered (deregistering a region,
+  // destroying a QP or the device), after which no peer may write there, as after an HCA's
+  // deregistration no DMA does. Returns at once when no burst waits so; else it waits until
+  // each such sender has written its part or is gone. REQUIRES: the device's lock.
+  void settle_copies();
   // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
   // not counted: the sender's backlog in the old way, then the window filling at the new pace.
   static constexpr uint64_t kRefSettleBytes = uint64_t{2} << 20;
@@ -243,6 +257,8 @@ class ShmLink final : public rc::FrameSink {
     return any_active_channel([&](uint32_t i) {
       const Watch& w = watches_[i];
       if (w.mem.control().help.state.load(std::memory_order_relaxed) == kHelpOffered) return true;
+      // Its next record waits for the sender's copy, and the sender rings when it is written.
+      if (w.later.load(std::memory_order_relaxed)) return false;
       const uint64_t at = w.at.load(std::memory_order_relaxed);
       if (at == Watch::kNone) return new_channel_ready(w.mem);
       return w.mem.header_at(at).tag.load(std::memory_order_acquire) == at + 1;
@@ -360,6 +376,7 @@ class ShmLink final : public rc::FrameSink {
   struct Watch {
     static constexpr uint64_t kNone = UINT64_MAX;
     std::atomic<uint64_t> at{kNone};
+    std::atomic<bool> later{false};  // Reader::later, for ready()
     ChannelMemory mem;  // the channel's memory, fixed at construction
   };
   void watch(uint32_t i, uint64_t at) { watches_[i].at.store(at, std::memory_order_relaxed); }
@@ -371,6 +388,11 @@ class ShmLink final : public rc::FrameSink {
     // (ChannelControl::reference's kReferencePreferred), measured here, where the bytes land.
     CopyChooser way{false};
     int32_t pid = 0;  // the sender's process (directory), for the copies it offers back
+    // The record at the reader's head is a burst by reference whose copy ended later
+    // (kHelpWaitBound): it stays there, unreleased, and the channel is not read until the
+    // slot of this link's channel to the sender leaves kHelpWaiting; it is then delivered
+    // again. The sender is the channel's owner (token).
+    bool later = false;
   };
   // The receiving side of a shared copy (rc::CopyHelp), lent to the device with each burst by
   // reference from a peer this link also sends to (arm()).
@@ -381,17 +403,37 @@ class ShmLink final : public rc::FrameSink {
     void arm(Peer* sender, std::atomic<uint64_t>* reference) {
       sender_ = sender;
       reference_ = reference;
+      again_ = false;
+      later_ = false;
     }
+    // For a burst whose copy ended later, delivered again: the slot still holds its offer,
+    // which the sender has written or failed (or `sender` is nullptr: it is gone). The device
+    // makes the same offer (the split is the same); offer() checks it is that one, and
+    // finish() answers from the slot.
+    void arm_again(Peer* sender, std::atomic<uint64_t>* reference) {
+      arm(sender, reference);
+      again_ = true;
+    }
+    // After the delivery: whether its copy ended later; and, for one delivered again that
+    // went another way (the QP changed meanwhile), the slot's answer is put away.
+    bool later() const { return later_; }
+    void disarm();
     bool offer(std::span<const iovec> local, std::span<const iovec> remote) override;
-    bool finish() override;
+    End finish() override;
 
    private:
-    bool sender_alive(const Peer& p) const;
-
     ShmLink& link_;
     Peer* sender_ = nullptr;
     std::atomic<uint64_t>* reference_ = nullptr;
+    bool again_ = false;
+    bool later_ = false;
   };
+  // Whether the process behind a sender's endpoint may still write: softibd marks the
+  // endpoint dead when its session closes, and a process that is gone while softibd is too is
+  // asked of the kernel.
+  bool sender_alive(uint32_t endpoint) const;
+  // Whether channel reader r's burst that ended later still waits for its sender's copy.
+  bool copy_pending(const Reader& r);
   // Takes an offered copy in channel i's slot, if any, and makes it. REQUIRES: the device's lock.
   void serve_help(uint32_t i);
   void serve_helps() {
@@ -401,7 +443,8 @@ class ShmLink final : public rc::FrameSink {
     });
   }
   void choose_way(Reader& r, const ShmFrameHeader& fh);
-  // Returns the packets it took (a burst's count; 1 for any other frame).
+  // Returns the packets it took (a burst's count; 1 for any other frame), or 0 when the
+  // frame's copy ended later (Reader::later): the record stays for its next delivery.
   uint32_t take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
@@ -477,6 +520,8 @@ class ShmLink final : public rc::FrameSink {
   size_t max_ref_burst_helped_ = kRefBurstHelpedBytes;
   size_t help_min_ = kHelpMinBytes;
   std::chrono::nanoseconds help_patience_{0};
+  std::chrono::nanoseconds help_wait_bound_ = kHelpWaitBound;
+  uint32_t copies_later_ = 0;  // readers whose burst ended later (Reader::later)
   Help help_{*this};
   References references_ = References::kNever;
   PeerCopy peer_copy_ = PeerCopy::kAuto;

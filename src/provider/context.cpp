@@ -103,6 +103,10 @@ Context::Context(DeviceInfo info, verbs::EventFd async_fd) : info_(std::move(inf
 Context::~Context() {
   if (engine_) {
     engine_->stop();
+    {
+      std::lock_guard lock(device_->lock());
+      settle_copies();  // the application's memory goes back to it
+    }
     const engine::EngineCounters& e = engine_->counters();
     log(LogLevel::kDebug, "verbs",
         "{}: engine: {} device steps did something (the engine's and application threads'), {} were run by "
@@ -130,13 +134,14 @@ Context::~Context() {
         "distance judged near {} times, far {} (link/shm_channel.hpp consumer_near); copy throughput measured over "
         "{} windows, the way changed {} times (link/copy_chooser.hpp); by reference or through the ring measured "
         "over {} windows, changed {} times (SOFTIB_SHM_CMA=auto); copies by reference shared with their sender: {} "
-        "offered, {} written by it, {} withdrawn, {} failed, and {} written into peers that offered them "
+        "offered, {} written by it, {} withdrawn, {} failed, {} written later (a sender slow to write it), and {} "
+        "written into peers that offered them "
         "(SOFTIB_SHM_HELP); {} doorbells, {} of them to peers that left "
         "frames unread ({} of those while their application was away); {} rings of its inbox mapped ahead of their "
         "senders (link/shm_link.hpp warm_spare_channel)",
         info_.name, c.frames_sent, c.frames_packed, c.packs_sent, c.ref_frames_sent, c.frames_received, c.refused,
         c.copies_cached, c.copies_streamed, near, far, windows, switches, ref_windows, ref_switches, c.helps_offered,
-        c.helps_taken, c.helps_withdrawn, c.helps_failed, c.helps_given, c.doorbells + c.stall_rings, c.stall_rings,
+        c.helps_taken, c.helps_withdrawn, c.helps_failed, c.helps_later, c.helps_given, c.doorbells + c.stall_rings, c.stall_rings,
         c.away_rings, shm_->channels_warmed());
   }
   if (local_ != nullptr) local_->hub().detach(local_route_);
@@ -332,11 +337,13 @@ Result<const verbs::Mr*> Context::reg_mr(verbs::Pd* pd, void* addr, uint64_t len
 Result<const verbs::Mr*> Context::rereg_mr(const verbs::Mr* mr, verbs::Pd* pd, void* addr, uint64_t length,
                                            uint64_t iova, uint32_t access) {
   std::lock_guard lock(device_->lock());
+  settle_copies();
   return device_->mrs().rereg(mr->lkey, pd, addr, length, iova, access);
 }
 
 Status Context::dereg_mr(const verbs::Mr* mr) {
   std::lock_guard lock(device_->lock());
+  settle_copies();
   return device_->mrs().dereg(mr->lkey);
 }
 
@@ -530,6 +537,7 @@ Status Context::query_qp(rc::Qp* qp, verbs::QpAttr* attr, verbs::QpInitAttr* ini
 
 Status Context::destroy_qp(rc::Qp* qp) {
   std::lock_guard lock(device_->lock());
+  settle_copies();  // its READs' buffers are the application's again
   return device_->destroy_qp(qp);
 }
 

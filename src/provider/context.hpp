@@ -147,6 +147,12 @@ class Context {
   rc::Device& device() { return *device_; }
   engine::Engine& engine() { return *engine_; }
   const link::ShmLink* shm_link() const { return shm_.get(); }
+  // No peer writes into this process's memory any more for a copy that ended later
+  // (link::ShmLink::settle_copies): before memory goes back to the application. REQUIRES:
+  // the device's lock.
+  void settle_copies() {
+    if (shm_) shm_->settle_copies();
+  }
 
  private:
   Context(DeviceInfo info, verbs::EventFd async_fd);

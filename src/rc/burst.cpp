@@ -70,7 +70,7 @@ bool Device::expected_read_burst(Qp& qp, Psn psn) {
   return false;
 }
 
-bool Device::RefPayload::copy_to(uint8_t* dst) const {
+Device::RefPayload::Copy Device::RefPayload::copy_to(uint8_t* dst) const {
   const iovec local{dst, bytes};
   return copy_to(std::span<const iovec>(&local, 1));
 }
@@ -112,20 +112,30 @@ bool pull(int32_t pid, std::span<const iovec> local, std::span<const iovec> remo
   return n >= 0 && static_cast<uint64_t>(n) == bytes;
 }
 
+
 }  // namespace
 
 // With a helper (CopyHelp), the second half is offered to the sending process and the first
-// pulled meanwhile; the half nobody took is pulled after it.
-bool Device::RefPayload::copy_to(std::span<const iovec> local) const {
-  if (help == nullptr) return pull(pid, local, segments, bytes);
+// pulled meanwhile; the half nobody took is pulled after it. The split depends on nothing
+// but the payload and its target, so a burst delivered again (kLater) offers the same half.
+Device::RefPayload::Copy Device::RefPayload::copy_to(std::span<const iovec> local) const {
+  const auto pulled = [](bool ok) { return ok ? Copy::kDone : Copy::kFailed; };
+  if (help == nullptr) return pulled(pull(pid, local, segments, bytes));
   const uint64_t half = bytes / 2;
   IovecList local_head, local_tail, remote_head, remote_tail;
   if (!split_iovecs(local, half, local_head, local_tail) || !split_iovecs(segments, half, remote_head, remote_tail) ||
       !help->offer(local_tail.span(), remote_tail.span()))
-    return pull(pid, local, segments, bytes);
+    return pulled(pull(pid, local, segments, bytes));
   const bool head = pull(pid, local_head.span(), remote_head.span(), half);
-  const bool tail = help->finish() || pull(pid, local_tail.span(), remote_tail.span(), bytes - half);
-  return head && tail;
+  switch (help->finish()) {
+    case CopyHelp::End::kWritten:
+      return pulled(head);
+    case CopyHelp::End::kLater:
+      return Copy::kLater;
+    case CopyHelp::End::kNotWritten:
+      break;
+  }
+  return pulled(pull(pid, local_tail.span(), remote_tail.span(), bytes - half) && head);
 }
 
 void Device::write_ref_headers(const packet::OpcodeInfo& info, const packet::TransportHeaders& h, uint32_t mtu,
@@ -167,6 +177,7 @@ void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Bu
     bytes += s.len;
   }
   const RefPayload ref{b.ref_pid, std::span<const iovec>(segments.data(), count), bytes, b.help};
+  ref_later_ = false;
   const uint32_t mtu = verbs::mtu_bytes(static_cast<verbs::Mtu>(b.mtu));
   // The first packet as a packet, for its headers: the headers and an MTU of stand-in payload.
   ref_probe_.assign(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(hl));
@@ -178,20 +189,25 @@ void Device::receive_ref_burst(const FrameAddr& from, wire::ByteSpan t, const Bu
         qp->attr_.path_mtu == static_cast<verbs::Mtu>(b.mtu)) {
       if (read_response) {
         if (expected_read_burst(*qp, rx_.bth().psn) && taking_responses(*qp)) {
-          counters_.rx_packets += b.packets;
           on_response(*qp, from, rx_, b.packets, last, &ref);  // counts the pull
+          if (!ref_later_) counters_.rx_packets += b.packets;
           return;
         }
       } else if (request_burst(*qp, from, *last, b, {}, &ref)) {
         counters_.rx_packets += b.packets;
         ++counters_.ref_pulls;
         return;
+      } else if (ref_later_) {
+        return;
       }
     }
   }
+  // Fetched into scratch memory that the next burst may move: no helper writes there (one
+  // that wrote later would write into freed memory).
+  const RefPayload alone{ref.pid, ref.segments, ref.bytes, nullptr};
   ref_scratch_.resize(hl + bytes);
   std::memcpy(ref_scratch_.data(), t.data(), hl);
-  if (!ref.copy_to(ref_scratch_.data() + hl)) {
+  if (alone.copy_to(ref_scratch_.data() + hl) != RefPayload::Copy::kDone) {
     ++counters_.ref_pull_failures;
     return lost();
   }
@@ -301,7 +317,11 @@ bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last
     const uint64_t size = ref != nullptr ? ref->bytes : data.size();
     if (size > left || (ends && size != left)) return false;
     if (ref != nullptr) {
-      if (!ref->copy_to(at)) return false;  // unchanged: the caller fetches the bytes or gives up
+      // Unchanged either way: the caller fetches the bytes or gives up; or, later, the link
+      // delivers the burst again.
+      const RefPayload::Copy copied = ref->copy_to(at);
+      ref_later_ = copied == RefPayload::Copy::kLater;
+      if (copied != RefPayload::Copy::kDone) return false;
     } else {
       std::memcpy(at, data.data(), data.size());
     }

@@ -317,7 +317,12 @@ void Device::on_response(Qp& qp, const FrameAddr& /*from*/, const packet::Transp
     at = end;
   }
   if (ref != nullptr) {
-    if (!ref->copy_to(std::span<const iovec>(pieces.data(), count))) {
+    const RefPayload::Copy copied = ref->copy_to(std::span<const iovec>(pieces.data(), count));
+    if (copied == RefPayload::Copy::kLater) {
+      ref_later_ = true;  // nothing changed: its link delivers the burst again
+      return;
+    }
+    if (copied != RefPayload::Copy::kDone) {
       // Lost, as on a wire: the READ is asked for again at the retransmit timeout.
       ++counters_.ref_pull_failures;
       drop(Drop::kMalformed);

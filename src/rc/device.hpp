@@ -368,8 +368,11 @@ class Device {
     std::span<const iovec> segments;
     uint64_t bytes = 0;
     CopyHelp* help = nullptr;  // the sending process may write a part in (Burst::help)
-    bool copy_to(uint8_t* dst) const;  // process_vm_readv; false unless every byte came
-    bool copy_to(std::span<const iovec> local) const;  // the same, scattered (`bytes` in all)
+    enum class Copy { kDone, kFailed, kLater };
+    // process_vm_readv; kFailed unless every byte came; kLater: the sending process is still
+    // writing its part (CopyHelp::End::kLater), and the caller leaves everything as it was.
+    Copy copy_to(uint8_t* dst) const;
+    Copy copy_to(std::span<const iovec> local) const;  // the same, scattered (`bytes` in all)
   };
   // A by-reference burst's first packet's headers into `out` (write_transport_headers wants
   // room for a packet's payload, which the frame does not have).
@@ -494,6 +497,9 @@ class Device {
   bool holds_acks_ = false;
   packet::TransportFrame rx_;  // the frame receive() is working on (reused: no copy per frame)
   std::vector<uint8_t> explode_;  // one packet of a burst taken apart
+  // A by-reference burst's copy ended later (RefPayload::Copy::kLater): the burst changed
+  // nothing and is not counted; its link delivers it again.
+  bool ref_later_ = false;
   std::vector<uint8_t> ref_probe_, ref_scratch_, ref_headers_;  // a by-reference burst's first packet; its bytes fetched
 };
 

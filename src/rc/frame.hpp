@@ -66,16 +66,26 @@ struct Burst {
 // sending process, copies the rest itself, and then either withdraws the offer (nobody took
 // it: it copies that part too) or waits until the sender has written it. The sender takes
 // offers when it polls (link/shm_link.hpp). Thread: the receiving device's step.
+//
+// A sender that took the offer and then stops (SIGSTOP, a debugger, a long preemption) would
+// hold the receiver's whole device while it waits; instead the wait is bounded and the copy
+// ends later (kLater): the device leaves the burst as if it had not come, and the link
+// delivers the same frame again once the sender has written its part. On that delivery the
+// same offer is made (the split is the same) and finish() answers from the first one.
 class CopyHelp {
  public:
+  enum class End {
+    kWritten,     // the sender wrote every byte of the offer
+    kNotWritten,  // withdrawn before the sender took it, or its copy failed: the caller copies it
+    kLater,       // the sender is still writing: the caller changes nothing (the frame comes again)
+  };
   virtual ~CopyHelp() = default;
   // Offers the copy of `remote` (in the sender) into `local` (here, equally long); false
   // when nothing can be offered now (the caller copies it all).
   virtual bool offer(std::span<const iovec> local, std::span<const iovec> remote) = 0;
-  // Ends the offer made last: true once the sender has written every byte of it; false when
-  // the offer was withdrawn before the sender took it, or its copy failed: the caller copies
-  // it. Never returns while the sender may still be writing. REQUIRES: offer() returned true.
-  virtual bool finish() = 0;
+  // Ends the offer made last. Never kWritten or kNotWritten while the sender may still be
+  // writing. REQUIRES: offer() returned true.
+  virtual End finish() = 0;
 };
 struct RefSegment {
   uint64_t addr;

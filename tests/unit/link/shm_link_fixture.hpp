@@ -69,18 +69,33 @@ struct Side {
 
 class ShmLinkTest : public ::testing::Test {
  protected:
-  // Sides a (LID 1) and b (LID 2), each finding the other's inbox through the directory; not
-  // yet connected.
-  void make_sides(uint32_t capacity = 64 * 1024) {
-    auto resolver = [this](uint32_t id) -> Result<ShmLink::PeerFds> {
-      for (Side* s : {a.get(), b.get()}) {
+  // Finds a side's inbox and doorbell through the directory's endpoint id, as softibd would.
+  ShmLink::Resolver resolver() {
+    return [this](uint32_t id) -> Result<ShmLink::PeerFds> {
+      for (Side* s : {a.get(), b.get(), third.get()}) {
         if (s != nullptr && s->ep.id == id)
           return ShmLink::PeerFds{dup_fd(s->link.inbox().region().fd()), dup_fd(s->bell.fd())};
       }
       return Status(Code::kNotFound, "no such endpoint");
     };
-    a = std::make_unique<Side>(dir, resolver, 0, 1, clock, capacity);
-    b = std::make_unique<Side>(dir, resolver, 1, 2, clock, capacity);
+  }
+  // Sides a (LID 1) and b (LID 2), each finding the other's inbox through the directory; not
+  // yet connected.
+  void make_sides(uint32_t capacity = 64 * 1024) {
+    a = std::make_unique<Side>(dir, resolver(), 0, 1, clock, capacity);
+    b = std::make_unique<Side>(dir, resolver(), 1, 2, clock, capacity);
+  }
+  // A third side (LID 3), its QP connected to a second QP of `to`, which is returned.
+  rc::Qp* add_third(Side& to, uint32_t capacity = 64 * 1024) {
+    third = std::make_unique<Side>(dir, resolver(), 2, 3, clock, capacity);
+    QpInitAttr init;
+    init.cap = {256, 256, 2, 2, 64};
+    rc::Qp* qp = *to.device.create_qp(to.pd, to.cq, to.cq, nullptr, init, nullptr);
+    test::RcPath there{qp->qpn(), to.device.port().lid};
+    test::RcPath back{third->qp->qpn(), Lid(3)};
+    EXPECT_TRUE(test::connect_rc(third->device, third->qp, there).ok());
+    EXPECT_TRUE(test::connect_rc(to.device, qp, back).ok());
+    return qp;
   }
   // Both sides, connected to each other.
   void build(uint32_t capacity = 64 * 1024, size_t burst = 0) {
@@ -153,7 +168,7 @@ class ShmLinkTest : public ::testing::Test {
 
   ManualClock clock;
   ShmDirectory dir = *ShmDirectory::create({8, 8, 8});
-  std::unique_ptr<Side> a, b;
+  std::unique_ptr<Side> a, b, third;
 };
 
 }  // namespace softib::link

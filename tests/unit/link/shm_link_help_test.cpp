@@ -3,8 +3,11 @@
 // withdrawn, failed, and malformed ones from another process. The fixture's two endpoints, as
 // in shm_link_test.cpp.
 #include <gtest/gtest.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -198,6 +201,133 @@ TEST_F(ShmLinkTest, AnOfferedCopyIsCheckedAndAMalformedOneFails) {
   post(*b, WrOpcode::kRdmaWrite, 0, 64, a->addr(0));
   EXPECT_EQ(wait(*b).status, WcStatus::kSuccess);
 }
+
+// A sender that takes an offer and then stops (SIGSTOP, a debugger) before it has written it
+// holds the receiver for the wait bound only: the burst ends later, and the receiver's device
+// goes on with everything else. Here a third endpoint's WRITEs into the receiver complete
+// meanwhile, the receiver's ready() does not report the waiting channel (its engine may
+// sleep), and settle_copies() (what deregistration waits for) waits for the copy. Once the
+// sender has written its part, or failed it, the same burst is delivered again and the
+// transfer completes with every byte in place. A thread stands in for the sender's polls: it
+// takes the first offer and holds it until told, then makes the copies as serve_help would.
+class ShmLinkStoppedSender : public ShmLinkTest {
+ protected:
+  void run(bool fail) {
+    for_each_one_sided(1 << 20, 16 * 1024, [&](WrOpcode op, Side& sender, Side& receiver) {
+      const bool write = op == WrOpcode::kRdmaWrite;
+      sender.link.set_references(ShmLink::References::kAlways);
+      sender.link.set_max_reference_burst_bytes(128 * 1024);
+      receiver.link.set_help_patience(std::chrono::minutes(1));  // every offer waits for the stand-in
+      receiver.link.set_help_wait_bound(std::chrono::milliseconds(1));
+      post(*a, op, 0, 64, b->addr(0));
+      ASSERT_EQ(wait(*a).status, WcStatus::kSuccess);
+      ChannelControl::HelpSlot* slot = nullptr;  // the receiver's channel in the sender's inbox
+      for (uint32_t i = 0; i < sender.link.inbox().channels(); ++i)
+        if (sender.link.inbox().channel(i).control().owner.load() != 0) slot = &sender.link.inbox().channel(i).control().help;
+      ASSERT_NE(slot, nullptr);
+
+      std::atomic<bool> stop{false}, held{false}, release{false}, first_done{false};
+      std::atomic<uint32_t> seen{0};  // what the first copy's end found in the slot
+      std::thread stand_in([&] {
+        for (bool first = true; !stop.load(std::memory_order_relaxed);) {
+          uint32_t s = kHelpOffered;
+          if (!slot->state.compare_exchange_strong(s, kHelpTaken, std::memory_order_acquire)) continue;
+          if (first) {
+            held.store(true);
+            while (!release.load()) std::this_thread::yield();
+          }
+          std::array<iovec, ChannelControl::HelpSlot::kSegments> into, from;
+          for (size_t k = 0; k < slot->into_count; ++k) into[k] = {reinterpret_cast<void*>(slot->into[k].addr), slot->into[k].len};
+          for (size_t k = 0; k < slot->from_count; ++k) from[k] = {reinterpret_cast<void*>(slot->from[k].addr), slot->from[k].len};
+          const bool failing = first && fail;
+          if (!failing) ::process_vm_writev(::getpid(), from.data(), slot->from_count, into.data(), slot->into_count, 0);
+          const uint32_t was = slot->state.exchange(failing ? kHelpFailed : kHelpDone, std::memory_order_acq_rel);
+          if (first) {
+            seen.store(was);
+            first_done.store(true);
+          }
+          first = false;
+        }
+      });
+      const auto step = [&] {
+        for (Side* s : {a.get(), b.get(), third.get()}) {
+          if (s == nullptr) continue;
+          s->link.poll(s->device);
+          s->device.progress();
+        }
+      };
+
+      constexpr uint32_t kLen = 700000;
+      for (size_t i = 0; i < kLen; ++i) sender.buffer[i] = static_cast<uint8_t>(i * 13 + 5);
+      std::memset(receiver.buffer.data() + 100000, 0, kLen);
+      post(*a, op, write ? 0 : 100000, kLen, b->addr(write ? 100000 : 0));
+      const ShmLinkCounters& r = receiver.link.counters();
+      for (size_t i = 0; i < 100000 && r.helps_later == 0; ++i) step();
+      ASSERT_EQ(r.helps_later, 1u) << "the copy the stand-in holds ends later";
+      ASSERT_TRUE(held.load());
+      for (size_t i = 0; i < 100; ++i) step();
+      WorkCompletion wc{};
+      EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "the transfer waits";
+      EXPECT_FALSE(receiver.link.ready()) << "its engine may sleep: the sender rings when it has written";
+      EXPECT_EQ(r.helps_later, 1u) << "one burst waits, and its channel with it";
+
+      // Another endpoint's QP into the receiver is served all along.
+      ASSERT_NE(add_third(receiver), nullptr);
+      Side& c = *third;
+      for (uint32_t round = 0; round < 3; ++round) {
+        for (size_t i = 0; i < 4096; ++i) c.buffer[i] = static_cast<uint8_t>(i + round);
+        Sge sge{c.addr(0), 4096, c.mr->lkey};
+        SendWr wr;
+        wr.opcode = WrOpcode::kRdmaWrite;
+        wr.send_flags = send_flag::kSignaled;
+        wr.sg_list = {&sge, 1};
+        wr.rdma.remote_addr = receiver.addr(950000);
+        wr.rdma.rkey = receiver.mr->rkey;
+        size_t bad;
+        ASSERT_TRUE(c.device.post_send(c.qp, {&wr, 1}, &bad).ok());
+        size_t i = 0;
+        for (; i < 100000 && c.cq->poll({&wc, 1}) == 0; ++i) step();
+        ASSERT_LT(i, 100000u) << "the third endpoint's WRITE " << round;
+        ASSERT_EQ(wc.status, WcStatus::kSuccess);
+        EXPECT_EQ(std::memcmp(c.buffer.data(), receiver.buffer.data() + 950000, 4096), 0);
+      }
+      EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "the transfer still waits";
+
+      // Memory handed back waits for the copy (in another thread: nothing else runs meanwhile).
+      std::atomic<bool> settled{false};
+      std::thread settle([&] {
+        receiver.link.settle_copies();
+        settled.store(true);
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      EXPECT_FALSE(settled.load()) << "settle_copies returned while the sender could still write";
+      release.store(true);
+      settle.join();
+      while (!first_done.load()) std::this_thread::yield();
+      EXPECT_EQ(seen.load(), kHelpWaiting) << "the receiver had stopped waiting, and says so";
+
+      wc = wait(*a);
+      EXPECT_EQ(wc.status, WcStatus::kSuccess);
+      EXPECT_EQ(std::memcmp(sender.buffer.data(), receiver.buffer.data() + 100000, kLen), 0);
+      stop.store(true);
+      stand_in.join();
+      const ShmLinkCounters& s = sender.link.counters();
+      EXPECT_EQ(r.helps_later, 1u);
+      EXPECT_EQ(receiver.device.counters().ref_pulls, s.ref_frames_sent) << "each burst taken once";
+      EXPECT_EQ(receiver.device.counters().bursts_taken_apart, 0u);
+      EXPECT_EQ(r.helps_failed, fail ? 1u : 0u);
+      if (!fail) {
+        EXPECT_EQ(r.helps_taken, r.helps_offered) << "the first offer, too, counted once written";
+      }
+      // The other QP still works.
+      post(*a, op, 0, 64, b->addr(0));
+      EXPECT_EQ(wait(*a).status, WcStatus::kSuccess);
+    });
+  }
+};
+
+TEST_F(ShmLinkStoppedSender, WritesItsPartLaterAndTheBurstComesAgain) { run(false); }
+TEST_F(ShmLinkStoppedSender, FailsItsPartLaterAndTheReceiverCopiesItAll) { run(true); }
 
 }  // namespace
 }  // namespace softib::link
