@@ -223,6 +223,8 @@ class ShmLink final : public rc::FrameSink {
   // deregistration no DMA does. Returns at once when no burst waits so; else it waits until
   // each such sender has written its part or is gone. REQUIRES: the device's lock.
   void settle_copies();
+  // How many channels wait so now (a burst whose copy ended later). REQUIRES: the device's lock.
+  uint32_t copies_later() const { return copies_later_; }
   // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
   // not counted: the sender's backlog in the old way, then the window filling at the new pace.
   static constexpr uint64_t kRefSettleBytes = uint64_t{2} << 20;

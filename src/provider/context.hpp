@@ -147,6 +147,12 @@ class Context {
   rc::Device& device() { return *device_; }
   engine::Engine& engine() { return *engine_; }
   const link::ShmLink* shm_link() const { return shm_.get(); }
+  // The shared-memory link's counters, copied under the device's lock (the engine's steps
+  // count while the application reads them); all zero for a local context.
+  link::ShmLinkCounters shm_counters() {
+    std::lock_guard lock(device_->lock());
+    return shm_ ? shm_->counters() : link::ShmLinkCounters{};
+  }
   // No peer writes into this process's memory any more for a copy that ended later
   // (link::ShmLink::settle_copies): before memory goes back to the application. REQUIRES:
   // the device's lock.

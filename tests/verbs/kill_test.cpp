@@ -12,11 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
+#include <thread>
 
 #include "base/process.hpp"
 #include "verbs/fixture.hpp"
@@ -90,6 +93,12 @@ class Peer {
     pid_ = 0;
     close_pipes();
   }
+  // SIGSTOP; true once the kernel reports it stopped (it is our child: waitpid WUNTRACED).
+  bool stop() {
+    int status = 0;
+    return ::kill(pid_, SIGSTOP) == 0 && ::waitpid(pid_, &status, WUNTRACED) == pid_ && WIFSTOPPED(status);
+  }
+  bool resume() { return ::kill(pid_, SIGCONT) == 0; }
   // Closes its stdin (it exits 0) and reaps it.
   int finish() {
     close_pipes();
@@ -213,7 +222,7 @@ class KillTest : public ::testing::Test {
   SoftibdProcess daemon;
   std::unique_ptr<provider::Context> ctx;
   Pd* pd = nullptr;
-  std::vector<uint8_t> buffer = std::vector<uint8_t>(8 << 20);
+  std::vector<uint8_t> buffer = std::vector<uint8_t>(16 << 20);
   const Mr* mr = nullptr;
   Lid lid{};
 };
@@ -315,6 +324,98 @@ TEST_F(KillTest, TheSurvivorRetriesOutWithinItsTimeoutOtherQpsGoOnAndNothingLeak
   EXPECT_EQ(count_fds(::getpid()), my_fds) << "the survivor's descriptors";
   EXPECT_EQ(count_memfd_mappings(), my_maps) << "the survivor's shared-memory mappings";
   EXPECT_EQ(bystander.finish(), 0);
+}
+
+// A sender stopped (SIGSTOP, a debugger) while it writes its part of a shared copy
+// (link/README.md, "Shared copies") holds only the transfer it was sending. This process
+// receives 1 MiB RDMA READ responses by reference and offers half of each copy to their
+// sender; a sender that took an offer and stopped is waited for kHelpWaitBound, and then its
+// burst stays in its channel for later while the device goes on with everything else. Each
+// cycle stops the sender at a random moment of a stream of READs. While it is stopped, a
+// 1 MiB WRITE-and-READ round trip with a bystander must complete, and then we look whether
+// the stop caught the sender holding an offer (a channel waits for its copy: it cannot end
+// while the sender is stopped). Once it resumes, every READ completes with the sender's
+// bytes. The cycles go on until a few stops caught it. (Waiting without a bound, as before,
+// hangs the round trip of the first cycle that catches it.)
+TEST_F(KillTest, ASenderStoppedInTheMiddleOfASharedCopyHoldsOnlyItsOwnTransfer) {
+  const char* cma = std::getenv("SOFTIB_SHM_CMA");
+  if (cma == nullptr || std::string(cma) != "1") {
+    GTEST_SKIP() << "READ responses go by reference only with SOFTIB_SHM_CMA=1 (VerbsCma.kill_test runs this)";
+  }
+  Peer bystander(daemon.socket(), "host-b");
+  Peer sender(daemon.socket(), "host-b");
+  ASSERT_TRUE(bystander.started() && sender.started());
+  Cq* cq_b = nullptr;
+  Cq* cq_s = nullptr;
+  rc::Qp* qp_b = connect(bystander, cq_b, 14, 7);
+  rc::Qp* qp_s = connect(sender, cq_s, 14, 7);  // 67 ms, 7 retries: far longer than a stop
+  ASSERT_TRUE(qp_b != nullptr && qp_s != nullptr);
+
+  // The sender's 4 MiB: a pattern, written once; READs bring it back into [8, 16) MiB.
+  constexpr uint32_t kMiB = 1 << 20;
+  constexpr size_t kInto = 8 * kMiB;
+  fill_pattern(buffer, kInto, 4 * kMiB, 7);
+  for (uint64_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(post(qp_s, WrOpcode::kRdmaWrite, kInto + i * kMiB, kMiB, sender.addr + i * kMiB, sender.rkey, i).ok());
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto wc = next(cq_s);
+    ASSERT_TRUE(wc.has_value() && wc->status == WcStatus::kSuccess);
+  }
+  const std::vector<uint8_t> pattern(buffer.begin() + kInto, buffer.begin() + kInto + 4 * kMiB);
+
+  const uint32_t seed = std::random_device{}();
+  std::mt19937 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  constexpr uint64_t kCaught = 3, kMaxCycles = 500;
+  constexpr uint32_t kReads = 64;  // 64 MiB: a few milliseconds of copying
+  uint64_t cycles = 0, caught = 0;
+  for (; cycles < kMaxCycles && caught < kCaught; ++cycles) {
+    for (uint32_t i = 0; i < kReads; ++i) {
+      const size_t into = kInto + (i % 8) * kMiB;
+      ASSERT_TRUE(post(qp_s, WrOpcode::kRdmaRead, into, kMiB, sender.addr + (i % 4) * kMiB, sender.rkey, i).ok());
+    }
+    // The application polls meanwhile (an empty poll runs the transport; one that sleeps
+    // leaves the engine to its lease first, engine/README.md), so its own thread may be the
+    // one waiting for the sender's copy: the stop comes from another thread.
+    std::atomic<int> stopped{0};
+    std::thread stopper([&, wait = std::chrono::microseconds(rng() % 1500)] {
+      std::this_thread::sleep_for(wait);
+      stopped = sender.stop() ? 1 : -1;
+    });
+    for (WorkCompletion none[1]; stopped.load() == 0;) ctx->poll_cq(cq_b, none);
+    stopper.join();
+    ASSERT_EQ(stopped.load(), 1);
+    round_trip(qp_b, cq_b, bystander, static_cast<uint32_t>(cycles) + 100);
+    if (HasFatalFailure()) return;
+    {
+      std::lock_guard lock(ctx->device().lock());
+      caught += ctx->shm_link()->copies_later() > 0;
+    }
+    ASSERT_TRUE(sender.resume());
+    for (uint64_t i = 0; i < kReads; ++i) {
+      auto wc = next(cq_s);
+      ASSERT_TRUE(wc.has_value()) << "READ " << i << " of cycle " << cycles << " did not complete";
+      ASSERT_EQ(wc->status, WcStatus::kSuccess) << "cycle " << cycles;
+      EXPECT_EQ(wc->wr_id, i);
+    }
+    for (uint32_t i = 0; i < 8; ++i) {
+      ASSERT_TRUE(std::equal(pattern.begin() + (i % 4) * kMiB, pattern.begin() + (i % 4 + 1) * kMiB,
+                             buffer.begin() + kInto + i * kMiB))
+          << "READ " << i << " of cycle " << cycles;
+    }
+    std::fill(buffer.begin() + kInto, buffer.end(), 0);
+  }
+  RecordProperty("cycles", std::to_string(cycles));
+  const link::ShmLinkCounters c = ctx->shm_counters();
+  EXPECT_GE(caught, kCaught) << "in " << cycles << " cycles only " << caught
+                             << " stops caught the sender holding an offer; parts offered " << c.helps_offered
+                             << ", taken " << c.helps_taken << ", withdrawn " << c.helps_withdrawn << ", later "
+                             << c.helps_later;
+  EXPECT_GE(c.helps_later, caught);
+  EXPECT_EQ(c.helps_failed, 0u);
+  EXPECT_EQ(bystander.finish(), 0);
+  EXPECT_EQ(sender.finish(), 0);
 }
 
 // A test or a benchmark killed before its destructors run (SIGKILL here; SIGPIPE when a
