@@ -112,7 +112,6 @@ bool pull(int32_t pid, std::span<const iovec> local, std::span<const iovec> remo
   return n >= 0 && static_cast<uint64_t>(n) == bytes;
 }
 
-
 }  // namespace
 
 // With a helper (CopyHelp), the second half is offered to the sending process and the first
