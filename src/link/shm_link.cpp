@@ -486,17 +486,14 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
       } else {
         const bool was_later = r.later;
         const uint32_t took = take_frame(device, r, *rec);
-        if (r.later != was_later) {
-          watches_[i].later.store(r.later, std::memory_order_relaxed);
-          r.later ? ++copies_later_ : --copies_later_;
-        }
+        if (r.later != was_later) r.later ? ++copies_later_ : --copies_later_;
         if (took == 0) break;  // it stays, for its next delivery
         packets += took;
         ++n;
       }
       r.reader->release();
     }
-    watch(i, r.reader->position());  // before publish(): see Watch
+    watch(i, r.later ? Watch::kLater : r.reader->position());  // before publish(): see Watch
     r.reader->publish();
     return false;
   });
@@ -720,10 +717,7 @@ void ShmLink::housekeeping() {
     if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
     while (r.reader->peek()) r.reader->release();
     watch(i, Watch::kNone);
-    if (r.later) {
-      watches_[i].later.store(false, std::memory_order_relaxed);
-      --copies_later_;
-    }
+    if (r.later) --copies_later_;
     inbox_.reclaim(i, r.reader->position());
     r = Reader{};
     ++counters_.reclaimed;

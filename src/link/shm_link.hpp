@@ -259,9 +259,8 @@ class ShmLink final : public rc::FrameSink {
     return any_active_channel([&](uint32_t i) {
       const Watch& w = watches_[i];
       if (w.mem.control().help.state.load(std::memory_order_relaxed) == kHelpOffered) return true;
-      // Its next record waits for the sender's copy, and the sender rings when it is written.
-      if (w.later.load(std::memory_order_relaxed)) return false;
       const uint64_t at = w.at.load(std::memory_order_relaxed);
+      if (at == Watch::kLater) return false;  // the sender rings when it has written its copy
       if (at == Watch::kNone) return new_channel_ready(w.mem);
       return w.mem.header_at(at).tag.load(std::memory_order_acquire) == at + 1;
     });
@@ -377,8 +376,11 @@ class ShmLink final : public rc::FrameSink {
   // anyway.
   struct Watch {
     static constexpr uint64_t kNone = UINT64_MAX;
+    // Its reader's next record is a burst whose copy ended later (Reader::later): not ready
+    // until the sender, done, rings. (A value of `at`, not a word of its own: a Watch stays
+    // 32 bytes, two to a line, and ready() loads one word a channel.)
+    static constexpr uint64_t kLater = UINT64_MAX - 1;
     std::atomic<uint64_t> at{kNone};
-    std::atomic<bool> later{false};  // Reader::later, for ready()
     ChannelMemory mem;  // the channel's memory, fixed at construction
   };
   void watch(uint32_t i, uint64_t at) { watches_[i].at.store(at, std::memory_order_relaxed); }
