@@ -484,9 +484,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
           break;
         }
       } else {
-        const bool was_later = r.later;
         const uint32_t took = take_frame(device, r, *rec);
-        if (r.later != was_later) r.later ? ++copies_later_ : --copies_later_;
         if (took == 0) break;  // it stays, for its next delivery
         packets += took;
         ++n;
@@ -566,9 +564,11 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
     }
     if (deliver) device.receive(from, rec.body.subspan(header), burst);
     if (burst.help != nullptr) {
-      r.later = help_.later();
+      const bool later = help_.later();
       help_.disarm();
-      if (r.later) return 0;  // not taken yet: counted when it is
+      if (later != r.later) later ? ++copies_later_ : --copies_later_;
+      r.later = later;
+      if (later) return 0;  // not taken yet: counted when it is
     }
     ++counters_.frames_received;
     return std::max<uint32_t>(fh.packets, 1);
