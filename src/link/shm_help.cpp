@@ -150,14 +150,29 @@ bool ShmLink::copy_pending(const Reader& r) {
   return s == kHelpTaken || s == kHelpWaiting;
 }
 
+// A sender kept stopped holds this wait as long as it stays stopped (as it holds its channel):
+// it is named in the log, so that a program that hangs in ibv_dereg_mr, ibv_destroy_qp or
+// ibv_close_device says which process it waits for.
 void ShmLink::settle_copies() {
   if (copies_later_ == 0) return;
+  const auto warn_at = std::chrono::steady_clock::now() + settle_warn_after_;
+  bool warned = false;
   for (;;) {
+    uint32_t waiting_for = 0;
     const bool pending = any_active_channel([&](uint32_t i) {
       const Reader& r = readers_[i];
-      return r.later && copy_pending(r) && sender_alive(static_cast<uint32_t>(r.token));
+      if (!r.later || !copy_pending(r) || !sender_alive(static_cast<uint32_t>(r.token))) return false;
+      waiting_for = static_cast<uint32_t>(r.token);
+      return true;
     });
     if (!pending) return;
+    if (!warned && std::chrono::steady_clock::now() >= warn_at) {
+      warned = true;
+      SOFTIB_LOG(kWarn, "shm",
+                 "endpoint {}: waiting for endpoint {} (pid {}) to end a copy into this process's memory before it "
+                 "is handed back; that process is stopped or not scheduled",
+                 endpoint_, waiting_for, dir_.endpoint_pid(waiting_for).value_or(0));
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }

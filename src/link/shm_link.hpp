@@ -221,8 +221,12 @@ class ShmLink final : public rc::FrameSink {
   // for whatever frees or hands back memory this process registered (deregistering a region,
   // destroying a QP or the device), after which no peer may write there, as after an HCA's
   // deregistration no DMA does. Returns at once when no burst waits so; else it waits until
-  // each such sender has written its part or is gone. REQUIRES: the device's lock.
+  // each such sender has written its part or is gone. A sender kept stopped keeps it waiting:
+  // after kSettleWarnAfter the wait is logged (kWarn) with the sender's endpoint and pid.
+  // REQUIRES: the device's lock.
   void settle_copies();
+  static constexpr std::chrono::nanoseconds kSettleWarnAfter = std::chrono::seconds(1);
+  void set_settle_warn_after(std::chrono::nanoseconds after) { settle_warn_after_ = after; }
   // How many channels wait so now (a burst whose copy ended later). REQUIRES: the device's lock.
   uint32_t copies_later() const { return copies_later_; }
   // After a change of way, what a QP's window of unacknowledged packets holds (512 x 4 KiB) is
@@ -525,6 +529,7 @@ class ShmLink final : public rc::FrameSink {
   size_t help_min_ = kHelpMinBytes;
   std::chrono::nanoseconds help_patience_{0};
   std::chrono::nanoseconds help_wait_bound_ = kHelpWaitBound;
+  std::chrono::nanoseconds settle_warn_after_ = kSettleWarnAfter;
   uint32_t copies_later_ = 0;  // readers whose burst ended later (Reader::later)
   Help help_{*this};
   References references_ = References::kNever;

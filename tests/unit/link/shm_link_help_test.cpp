@@ -12,8 +12,12 @@
 #include <chrono>
 #include <cstring>
 #include <initializer_list>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "base/log.hpp"
 #include "unit/link/shm_link_fixture.hpp"
 
 namespace softib::link {
@@ -210,6 +214,19 @@ TEST_F(ShmLinkTest, AnOfferedCopyIsCheckedAndAMalformedOneFails) {
 // sender has written its part, or failed it, the same burst is delivered again and the
 // transfer completes with every byte in place. A thread stands in for the sender's polls: it
 // takes the first offer and holds it until told, then makes the copies as serve_help would.
+// The warnings logged (from any thread; read once the writer has been joined).
+class WarningSink : public LogSink {
+ public:
+  void write(LogLevel level, std::string_view, std::string_view message) override {
+    std::lock_guard lock(mu_);
+    if (level == LogLevel::kWarn) lines.emplace_back(message);
+  }
+  std::vector<std::string> lines;
+
+ private:
+  std::mutex mu_;
+};
+
 class ShmLinkStoppedSender : public ShmLinkTest {
  protected:
   void run(bool fail) {
@@ -293,8 +310,12 @@ class ShmLinkStoppedSender : public ShmLinkTest {
       }
       EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "the transfer still waits";
 
-      // Memory handed back waits for the copy (in another thread: nothing else runs meanwhile).
+      // Memory handed back waits for the copy (in another thread: nothing else runs meanwhile),
+      // and says for whom once it has waited a while.
       std::atomic<bool> settled{false};
+      WarningSink warnings;
+      receiver.link.set_settle_warn_after(std::chrono::milliseconds(5));
+      set_log_sink(&warnings);
       std::thread settle([&] {
         receiver.link.settle_copies();
         settled.store(true);
@@ -303,6 +324,12 @@ class ShmLinkStoppedSender : public ShmLinkTest {
       EXPECT_FALSE(settled.load()) << "settle_copies returned while the sender could still write";
       release.store(true);
       settle.join();
+      set_log_sink(nullptr);
+      const std::string named = "waiting for endpoint " + std::to_string(sender.ep.id) + " (pid ";
+      EXPECT_EQ(std::count_if(warnings.lines.begin(), warnings.lines.end(),
+                              [&](const std::string& l) { return l.find(named) != std::string::npos; }),
+                1)
+          << "one warning, naming the sender";
       while (!first_done.load()) std::this_thread::yield();
       EXPECT_EQ(seen.load(), kHelpWaiting) << "the receiver had stopped waiting, and says so";
 
