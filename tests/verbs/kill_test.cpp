@@ -17,11 +17,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 #include <thread>
 
 #include "base/process.hpp"
+#include "support/random.hpp"
 #include "verbs/fixture.hpp"
 
 namespace softib::testing {
@@ -364,9 +364,7 @@ TEST_F(KillTest, ASenderStoppedInTheMiddleOfASharedCopyHoldsOnlyItsOwnTransfer) 
   }
   const std::vector<uint8_t> pattern(buffer.begin() + kInto, buffer.begin() + kInto + 4 * kMiB);
 
-  const uint32_t seed = std::random_device{}();
-  std::mt19937 rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  TestRng rng;  // when to stop the sender (the seed is printed on a failure)
   constexpr uint64_t kCaught = 3, kMaxCycles = 500;
   constexpr uint32_t kReads = 64;  // 64 MiB: a few milliseconds of copying
   uint64_t cycles = 0, caught = 0;
@@ -379,7 +377,7 @@ TEST_F(KillTest, ASenderStoppedInTheMiddleOfASharedCopyHoldsOnlyItsOwnTransfer) 
     // leaves the engine to its lease first, engine/README.md), so its own thread may be the
     // one waiting for the sender's copy: the stop comes from another thread.
     std::atomic<int> stopped{0};
-    std::thread stopper([&, wait = std::chrono::microseconds(rng() % 1500)] {
+    std::thread stopper([&, wait = std::chrono::microseconds(rng.between(0, 1499))] {
       std::this_thread::sleep_for(wait);
       stopped = sender.stop() ? 1 : -1;
     });
