@@ -364,7 +364,7 @@ TEST_F(KillTest, ASenderStoppedInTheMiddleOfASharedCopyHoldsOnlyItsOwnTransfer) 
   }
   const std::vector<uint8_t> pattern(buffer.begin() + kInto, buffer.begin() + kInto + 4 * kMiB);
 
-  TestRng rng;  // when to stop the sender (the seed is printed on a failure)
+  TestRng rng;  // after which READ to stop the sender (the seed is printed on a failure)
   constexpr uint64_t kCaught = 3, kMaxCycles = 500;
   constexpr uint32_t kReads = 64;  // 64 MiB: a few milliseconds of copying
   uint64_t cycles = 0, caught = 0;
@@ -373,17 +373,31 @@ TEST_F(KillTest, ASenderStoppedInTheMiddleOfASharedCopyHoldsOnlyItsOwnTransfer) 
       const size_t into = kInto + (i % 8) * kMiB;
       ASSERT_TRUE(post(qp_s, WrOpcode::kRdmaRead, into, kMiB, sender.addr + (i % 4) * kMiB, sender.rkey, i).ok());
     }
-    // The application polls meanwhile (an empty poll runs the transport; one that sleeps
-    // leaves the engine to its lease first, engine/README.md), so its own thread may be the
-    // one waiting for the sender's copy: the stop comes from another thread.
+    // The sender is stopped once a random number of the READs completed, while more are on
+    // their way. The application polls meanwhile (its polls run the transport; one that
+    // sleeps leaves the engine to its lease first, engine/README.md), so its own thread may
+    // be the one waiting for the sender's copy: the stop comes from another thread.
+    const uint64_t stop_after = rng.between(0, kReads - 8);
+    std::atomic<bool> go{false};
     std::atomic<int> stopped{0};
-    std::thread stopper([&, wait = std::chrono::microseconds(rng.between(0, 1499))] {
-      std::this_thread::sleep_for(wait);
+    std::thread stopper([&] {
+      while (!go.load()) std::this_thread::yield();
       stopped = sender.stop() ? 1 : -1;
     });
-    for (WorkCompletion none[1]; stopped.load() == 0;) ctx->poll_cq(cq_b, none);
+    uint64_t done = 0;
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (WorkCompletion wc[1]; stopped.load() == 0 && std::chrono::steady_clock::now() < limit;) {
+      if (done < kReads && ctx->poll_cq(cq_s, wc) == 1) {
+        EXPECT_EQ(wc[0].status, WcStatus::kSuccess) << "cycle " << cycles;
+        EXPECT_EQ(wc[0].wr_id, done++);
+      } else if (done >= kReads) {
+        ctx->poll_cq(cq_b, wc);
+      }
+      if (done >= stop_after) go = true;
+    }
+    go = true;  // the stopper ends either way
     stopper.join();
-    ASSERT_EQ(stopped.load(), 1);
+    ASSERT_EQ(stopped.load(), 1) << "READ " << done << " of cycle " << cycles;
     round_trip(qp_b, cq_b, bystander, static_cast<uint32_t>(cycles) + 100);
     if (HasFatalFailure()) return;
     {
@@ -391,7 +405,7 @@ TEST_F(KillTest, ASenderStoppedInTheMiddleOfASharedCopyHoldsOnlyItsOwnTransfer) 
       caught += ctx->shm_link()->copies_later() > 0;
     }
     ASSERT_TRUE(sender.resume());
-    for (uint64_t i = 0; i < kReads; ++i) {
+    for (uint64_t i = done; i < kReads; ++i) {
       auto wc = next(cq_s);
       ASSERT_TRUE(wc.has_value()) << "READ " << i << " of cycle " << cycles << " did not complete";
       ASSERT_EQ(wc->status, WcStatus::kSuccess) << "cycle " << cycles;

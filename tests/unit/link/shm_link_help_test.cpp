@@ -10,6 +10,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <initializer_list>
 #include <mutex>
@@ -214,17 +215,26 @@ TEST_F(ShmLinkTest, AnOfferedCopyIsCheckedAndAMalformedOneFails) {
 // sender has written its part, or failed it, the same burst is delivered again and the
 // transfer completes with every byte in place. A thread stands in for the sender's polls: it
 // takes the first offer and holds it until told, then makes the copies as serve_help would.
-// The warnings logged (from any thread; read once the writer has been joined).
+// The warnings logged (from any thread; `lines` read once the writer has been joined), and
+// a handshake on them: wait_for() returns once a warning holding `text` came.
 class WarningSink : public LogSink {
  public:
   void write(LogLevel level, std::string_view, std::string_view message) override {
     std::lock_guard lock(mu_);
     if (level == LogLevel::kWarn) lines.emplace_back(message);
+    came_.notify_all();
+  }
+  bool wait_for(const std::string& text, std::chrono::seconds limit) {
+    std::unique_lock lock(mu_);
+    return came_.wait_for(lock, limit, [&] {
+      return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+    });
   }
   std::vector<std::string> lines;
 
  private:
   std::mutex mu_;
+  std::condition_variable came_;
 };
 
 class ShmLinkStoppedSender : public ShmLinkTest {
@@ -320,12 +330,13 @@ class ShmLinkStoppedSender : public ShmLinkTest {
         receiver.link.settle_copies();
         settled.store(true);
       });
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // Its warning is the handshake: settle_copies is waiting, past its 5 ms, for the sender.
+      const std::string named = "waiting for endpoint " + std::to_string(sender.ep.id) + " (pid ";
+      EXPECT_TRUE(warnings.wait_for(named, std::chrono::seconds(20))) << "no warning naming the sender";
       EXPECT_FALSE(settled.load()) << "settle_copies returned while the sender could still write";
       release.store(true);
       settle.join();
       set_log_sink(nullptr);
-      const std::string named = "waiting for endpoint " + std::to_string(sender.ep.id) + " (pid ";
       EXPECT_EQ(std::count_if(warnings.lines.begin(), warnings.lines.end(),
                               [&](const std::string& l) { return l.find(named) != std::string::npos; }),
                 1)
