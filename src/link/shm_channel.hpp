@@ -51,6 +51,12 @@ namespace softib::link {
 
 struct ChannelControl {
   alignas(64) std::atomic<uint64_t> owner{0};  // 0: free; else the claiming sender's token
+  // Producer sets, consumer clears: the producer has ended a copy that the consumer stopped
+  // waiting for (kHelpWaiting in the slot of the consumer's channel to the producer), so the
+  // burst the consumer left unread here can come again. The consumer's ready() reads it, with
+  // no lock and no peer's memory: a spinning engine then steps at once, not when the doorbell
+  // that comes with it wakes a sleep. Beside `owner`: both are written once in a long while.
+  std::atomic<uint32_t> later_written{0};
   alignas(64) std::atomic<uint64_t> head{0};   // consumer: bytes consumed (published lazily)
   // Consumer: whether it may read the sender's memory with process_vm_readv, asked when it
   // meets the sender (kReference*). The sender sends payloads by reference (rc/frame.hpp
@@ -80,6 +86,15 @@ inline constexpr uint32_t kHelpTaken = 2;
 inline constexpr uint32_t kHelpDone = 3;
 inline constexpr uint32_t kHelpFailed = 4;
 inline constexpr uint32_t kHelpWaiting = 5;
+// The end of a copy taken from `slot`: it says done or failed. Returns whether the offering
+// side had stopped waiting (kHelpWaiting); `back`, the taker's channel into the offerer's
+// inbox (nullptr: it has none), is then marked later_written, and the caller rings the
+// offerer's doorbell. Thread: the taker.
+inline bool end_taken_copy(ChannelControl::HelpSlot& slot, bool ok, ChannelControl* back) {
+  if (slot.state.exchange(ok ? kHelpDone : kHelpFailed, std::memory_order_acq_rel) != kHelpWaiting) return false;
+  if (back != nullptr) back->later_written.store(1, std::memory_order_release);
+  return true;
+}
 inline constexpr uint64_t kReferenceUnknown = 0;  // not asked yet (a channel not read yet)
 inline constexpr uint64_t kReferenceAllowed = 1;
 inline constexpr uint64_t kReferenceRefused = 2;  // EPERM (ptrace_scope, another user), ENOSYS

@@ -71,7 +71,7 @@ bool ShmLink::sender_alive(uint32_t endpoint) const {
 // link (the sender may be waiting in the same way for this process), and it stops waiting
 // when the sender's process is gone (its memory, and its copy, with it).
 rc::CopyHelp::End ShmLink::Help::finish() {
-  SOFTIB_ASSERT(sender_ != nullptr && reference_ != nullptr);
+  SOFTIB_ASSERT(sender_ != nullptr && from_ != nullptr);
   Peer& p = *sender_;
   sender_ = nullptr;
   std::atomic<uint32_t>& state = p.writer->control().help.state;
@@ -101,7 +101,8 @@ rc::CopyHelp::End ShmLink::Help::finish() {
       ++link_.counters_.helps_failed;
       p.help_failed = true;
       // The sender's bursts by reference go back to the size one copy suits.
-      reference_->store(reference_->load(std::memory_order_relaxed) & ~kReferenceHelped, std::memory_order_relaxed);
+      std::atomic<uint64_t>& reference = from_->reference;
+      reference.store(reference.load(std::memory_order_relaxed) & ~kReferenceHelped, std::memory_order_relaxed);
       SOFTIB_LOG(kInfo, "shm", "endpoint {}: endpoint {} could not write an offered copy: copies by reference stay here",
                  link_.endpoint_, p.endpoint);
       return End::kNotWritten;
@@ -124,8 +125,11 @@ rc::CopyHelp::End ShmLink::Help::finish() {
       ++link_.counters_.helps_failed;
       return End::kNotWritten;
     }
-    // Later: the sender rings this link's doorbell when it is done (serve_help).
-    if (state.compare_exchange_strong(s, kHelpWaiting, std::memory_order_relaxed)) {
+    // Later: the sender sets later_written and rings this link's doorbell when it is done
+    // (serve_help). Cleared before the slot says waiting, so that the sender's mark is the
+    // one for this copy.
+    from_->later_written.store(0, std::memory_order_relaxed);
+    if (state.compare_exchange_strong(s, kHelpWaiting, std::memory_order_release)) {
       ++link_.counters_.helps_later;
       later_ = true;
       return End::kLater;
@@ -216,12 +220,12 @@ void ShmLink::serve_help(uint32_t i) {
   }
   if (ok) ++counters_.helps_given;
   tsan::wire_published();
-  // The receiver that stopped waiting (kHelpWaiting) reads that channel again once rung.
-  if (slot.state.exchange(ok ? kHelpDone : kHelpFailed, std::memory_order_acq_rel) == kHelpWaiting) {
-    if (Peer* p = known_peer(static_cast<uint32_t>(r.token)); p != nullptr) {
-      ++counters_.doorbells;
-      p->doorbell.ring();
-    }
+  // The receiver that stopped waiting (kHelpWaiting) reads that channel again once it sees
+  // later_written (a spinning engine) or is rung (a sleeping one).
+  Peer* p = known_peer(static_cast<uint32_t>(r.token));
+  if (end_taken_copy(slot, ok, p != nullptr && p->writer ? &p->writer->control() : nullptr) && p != nullptr) {
+    ++counters_.doorbells;
+    p->doorbell.ring();
   }
 }
 

@@ -126,6 +126,7 @@ void ShmInbox::reclaim(uint32_t i, uint64_t read_position) const {
   c.head.store(read_position, std::memory_order_release);
   c.reference.store(kReferenceUnknown, std::memory_order_relaxed);  // the next sender is another process
   c.help.state.store(kHelpIdle, std::memory_order_relaxed);  // an offer the dead sender left
+  c.later_written.store(0, std::memory_order_relaxed);
   header().active[i / 64].fetch_and(~(uint64_t{1} << (i % 64)), std::memory_order_acq_rel);
   c.owner.store(0, std::memory_order_release);
 }

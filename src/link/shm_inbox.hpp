@@ -57,7 +57,7 @@
 namespace softib::link {
 
 inline constexpr uint32_t kInboxMagic = 0x58424953;  // "SIBX"
-inline constexpr uint16_t kInboxVersion = 4;  // 3: ChannelControl::help; 4: kHelpWaiting
+inline constexpr uint16_t kInboxVersion = 5;  // 3: ChannelControl::help; 4: kHelpWaiting; 5: later_written
 inline constexpr uint32_t kMaxInboxChannels = 256;
 // How long an application poll keeps the engine asleep. The lease grows with the time the
 // application has been polling without a break, from kLeaseMinNs to kLeaseMaxNs: an engine

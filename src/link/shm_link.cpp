@@ -537,14 +537,14 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
         deliver = false;
       } else if (r.later) {
         // Delivered again, its sender's copy written (or failed, or the sender gone).
-        help_.arm_again(known_peer(static_cast<uint32_t>(r.token)), &r.reader->memory().control().reference);
+        help_.arm_again(known_peer(static_cast<uint32_t>(r.token)), &r.reader->memory().control());
         burst.help = &help_;
       } else if (help_min_ != 0 && size_t{fh.packets} * verbs::mtu_bytes(static_cast<verbs::Mtu>(fh.burst_mtu)) >=
                                        2 * help_min_) {
         // The sender may write half in: through this link's channel to it, if it has one (no
         // attaching here: a WRITE's responder attached at RTR, a READ's requester sent it).
         if (Peer* p = known_peer(static_cast<uint32_t>(r.token)); p != nullptr && p->writer && !p->help_failed) {
-          help_.arm(p, &r.reader->memory().control().reference);
+          help_.arm(p, &r.reader->memory().control());
           burst.help = &help_;
         }
       }

@@ -264,7 +264,8 @@ class ShmLink final : public rc::FrameSink {
       const Watch& w = watches_[i];
       if (w.mem.control().help.state.load(std::memory_order_relaxed) == kHelpOffered) return true;
       const uint64_t at = w.at.load(std::memory_order_relaxed);
-      if (at == Watch::kLater) return false;  // the sender rings when it has written its copy
+      // The sender sets later_written (and rings) once it has ended its copy.
+      if (at == Watch::kLater) return w.mem.control().later_written.load(std::memory_order_relaxed) != 0;
       if (at == Watch::kNone) return new_channel_ready(w.mem);
       return w.mem.header_at(at).tag.load(std::memory_order_acquire) == at + 1;
     });
@@ -381,7 +382,7 @@ class ShmLink final : public rc::FrameSink {
   struct Watch {
     static constexpr uint64_t kNone = UINT64_MAX;
     // Its reader's next record is a burst whose copy ended later (Reader::later): not ready
-    // until the sender, done, rings. (A value of `at`, not a word of its own: a Watch stays
+    // until the sender, done, sets the channel's later_written (and rings). (A value of `at`, not a word of its own: a Watch stays
     // 32 bytes, two to a line, and ready() loads one word a channel.)
     static constexpr uint64_t kLater = UINT64_MAX - 1;
     std::atomic<uint64_t> at{kNone};
@@ -407,10 +408,11 @@ class ShmLink final : public rc::FrameSink {
   class Help final : public rc::CopyHelp {
    public:
     explicit Help(ShmLink& link) : link_(link) {}
-    // `reference`: the word of the sender's channel here (kReferenceHelped).
-    void arm(Peer* sender, std::atomic<uint64_t>* reference) {
+    // `from`: the control of the sender's channel here (its reference word, kReferenceHelped,
+    // and later_written).
+    void arm(Peer* sender, ChannelControl* from) {
       sender_ = sender;
-      reference_ = reference;
+      from_ = from;
       again_ = false;
       later_ = false;
     }
@@ -418,8 +420,8 @@ class ShmLink final : public rc::FrameSink {
     // which the sender has written or failed (or `sender` is nullptr: it is gone). The device
     // makes the same offer (the split is the same); offer() checks it is that one, and
     // finish() answers from the slot.
-    void arm_again(Peer* sender, std::atomic<uint64_t>* reference) {
-      arm(sender, reference);
+    void arm_again(Peer* sender, ChannelControl* from) {
+      arm(sender, from);
       again_ = true;
     }
     // After the delivery: whether its copy ended later; and, for one delivered again that
@@ -432,7 +434,7 @@ class ShmLink final : public rc::FrameSink {
    private:
     ShmLink& link_;
     Peer* sender_ = nullptr;
-    std::atomic<uint64_t>* reference_ = nullptr;
+    ChannelControl* from_ = nullptr;
     bool again_ = false;
     bool later_ = false;
   };
