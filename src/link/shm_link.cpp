@@ -14,6 +14,7 @@
 #include "base/log.hpp"
 #include "link/critical_path.hpp"
 #include "packet/opcode.hpp"
+#include "wire/bth.hpp"
 
 namespace softib::link {
 
@@ -500,6 +501,14 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
   return n;
 }
 
+bool ShmLink::copy_later_into(Qpn qp) {
+  if (copies_later_ == 0) return false;
+  return any_active_channel([&](uint32_t i) {
+    const Reader& r = readers_[i];
+    return r.later && r.later_qpn == qp.value() && copy_pending(r) && sender_alive(static_cast<uint32_t>(r.token));
+  });
+}
+
 uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
   rc::FrameAddr from;
   const size_t header = sizeof(ShmFrameHeader) + (rec.kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
@@ -567,6 +576,10 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       const bool later = help_.later();
       help_.disarm();
       if (later != r.later) later ? ++copies_later_ : --copies_later_;
+      if (later && !r.later) {
+        const auto bth = wire::Bth::decode(rec.body.subspan(header));
+        r.later_qpn = bth ? bth->dest_qp.value() : 0;  // a burst the device took has a BTH
+      }
       r.later = later;
       if (later) return 0;  // not taken yet: counted when it is
     }

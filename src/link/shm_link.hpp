@@ -183,6 +183,9 @@ class ShmLink final : public rc::FrameSink {
   // So by default (SOFTIB_SHM_CMA=auto) the receiver measures both and says which it wants in
   // the same word (choose_way); SOFTIB_SHM_CMA=1 always, =0 never.
   size_t max_reference_bytes(const rc::FrameAddr& to, Qpn dest_qp) override;
+  // A burst to `qp` ended later (Reader::later) and its sender, alive, still writes its copy.
+  // REQUIRES: the device's lock.
+  bool copy_later_into(Qpn qp) override;
   enum class References {
     kNever,     // SOFTIB_SHM_CMA=0 (and the class's default)
     kMeasured,  // when the receiver's measure prefers it (kReferencePreferred): =auto, the default
@@ -402,6 +405,7 @@ class ShmLink final : public rc::FrameSink {
     // slot of this link's channel to the sender leaves kHelpWaiting; it is then delivered
     // again. The sender is the channel's owner (token).
     bool later = false;
+    uint32_t later_qpn = 0;  // while `later`: the QP that burst is for (its BTH's DestQP)
   };
   // The receiving side of a shared copy (rc::CopyHelp), lent to the device with each burst by
   // reference from a peer this link also sends to (arm()).

@@ -351,6 +351,15 @@ bool Device::run_timers(Qp& qp) {
   }
   if (req.ack_timer && clock_.reached(req.ack_deadline)) {
     req.ack_timer = false;
+    // Its answer came, and a live process still writes its bytes in (a READ's response whose
+    // shared copy ended later: a stopped sender). Failing the WR now would hand the buffer
+    // back while those bytes may still land (hardware writes nothing after the completion):
+    // the timer runs again, no retry spent, until the copy ends or its writer is gone.
+    if (sink_.copy_later_into(qp.qpn())) {
+      ++counters_.timeouts_copy_later;
+      arm_ack_timer(qp);
+      return false;
+    }
     ++counters_.timeouts;
     if (!outstanding(req, qp.sq_.ring().head())) return false;
     // IBA 9.7.6.1.3: retry_cnt retries, then the WR fails with "retry exceeded".

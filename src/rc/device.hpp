@@ -71,6 +71,8 @@ struct DeviceCounters {
   uint64_t tx_packets = 0;
   uint64_t retransmits = 0;    // packets sent again after a timeout or NAK
   uint64_t timeouts = 0;
+  uint64_t timeouts_copy_later = 0;  // ACK timeouts that spent no retry: a live process still
+                                     // writes the answer in (FrameSink::copy_later_into)
   uint64_t rnr_naks_sent = 0;
   uint64_t rnr_naks_received = 0;
   uint64_t seq_naks_sent = 0;

@@ -115,6 +115,10 @@ class FrameSink {
   virtual void prepare(const FrameAddr& /*to*/, Qpn /*dest_qp*/) {}
   // The largest payload one burst may carry (0: the link takes packets only).
   virtual size_t max_burst_bytes() const { return 0; }
+  // Whether another process may still be writing into the memory of QP `qp`'s work: a burst
+  // to it whose shared copy ended later (CopyHelp::End::kLater) and whose writer lives. Its
+  // response is not lost, so its requester spends no retry on it (Device::run_timers).
+  virtual bool copy_later_into(Qpn /*qp*/) { return false; }
   // The largest payload a burst to `to` may carry by reference (0: never; rc/frame.hpp Burst).
   virtual size_t max_reference_bytes(const FrameAddr& /*to*/, Qpn /*dest_qp*/) { return 0; }
   // Room for a frame that commit_burst() will send: never packed with other frames (a burst by

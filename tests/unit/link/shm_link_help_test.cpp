@@ -302,6 +302,21 @@ class ShmLinkStoppedSender : public ShmLinkTest {
       EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "the transfer waits";
       EXPECT_FALSE(receiver.link.ready()) << "its engine may sleep: the sender rings when it has written";
       EXPECT_EQ(r.helps_later, 1u) << "one burst waits, and its channel with it";
+      if (!write) {
+        // The READ's requester is the copy's receiver. Its ACK timer runs out again and again,
+        // far past timeout x retry_cnt (virtual time), and spends no retry: the response came,
+        // and the stopped sender may still write it into the READ's buffer, which a
+        // retry-exceeded completion would hand back.
+        const rc::DeviceCounters& d = receiver.device.counters();
+        const uint64_t timeouts = d.timeouts;
+        for (int k = 0; k < 200; ++k) {
+          clock.advance(std::chrono::milliseconds(10));
+          step();
+        }
+        EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "no completion (RETRY_EXC_ERR) while the copy may still land";
+        EXPECT_GE(d.timeouts_copy_later, 200u / 5) << "its timer ran out and ran again";
+        EXPECT_EQ(d.timeouts, timeouts) << "no retry spent";
+      }
 
       // Another endpoint's QP into the receiver is served all along.
       ASSERT_NE(add_third(receiver), nullptr);
