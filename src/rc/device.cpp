@@ -158,6 +158,7 @@ Status Device::destroy_qp(Qp* qp) {
   if (qp == nullptr || find_qp(qp->qpn()) != qp) return Status(Code::kInvalidArgument, "destroy_qp: no such QP");
   flush_acks(*qp);  // one held back by an application step (AckPolicy) goes out first
   deactivate(qp);
+  drop_held_flush(*qp);
   if (last_qp_ == qp) last_qp_ = nullptr;
   if (ack_qp_ == qp) {
     ack_qp_ = nullptr;
@@ -253,6 +254,7 @@ void Device::reset_transport(Qp& qp) {
   qp.req_.send_pos = qp.sq_.ring().head();
   qp.resp_ = ResponderState{};
   qp.flush_pending_ = false;
+  drop_held_flush(qp);
   qp.last_wqe_event_sent_ = false;
 }
 
@@ -499,6 +501,7 @@ bool Device::progress(AckPolicy acks, Timers timers) {
   owed_ = false;
   ack_qp_ = nullptr;
   holds_acks_ = false;
+  if (!held_flushes_.empty()) release_held_flushes();
   if (timers == Timers::kRun && !timed_.empty() && clock_.reached(timed_due_)) wake_parked();
   // The active QPs, then those posted to by threads that could not take the lock (since the
   // last progress(), or during this walk).
@@ -560,10 +563,7 @@ void Device::wake_parked() {
 
 bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
   bool did = false;
-  if (qp.flush_pending_) {
-    flush(qp);
-    did = true;
-  }
+  if (qp.flush_pending_ && flush_unless_copy_later(qp)) did = true;
   if (!qp.resp_.out.empty() && pump_output(qp)) did = true;
   // An ACK that is not held goes ahead of the requests posted since: a device acknowledges a
   // request as it takes it, before the application hears of it and answers, so a program
@@ -589,11 +589,40 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
     hold_or_flush_ack(qp);
     did = true;
   }
-  if (qp.flush_pending_) {
-    flush(qp);
-    did = true;
-  }
+  if (qp.flush_pending_ && flush_unless_copy_later(qp)) did = true;
   return did;
+}
+
+bool Device::flush_unless_copy_later(Qp& qp) {
+  if (!sink_.copy_later_into(qp.qpn())) {
+    flush(qp);
+    return true;
+  }
+  qp.flush_pending_ = false;
+  if (!qp.flush_held_) {
+    qp.flush_held_ = true;
+    held_flushes_.push_back(&qp);
+  }
+  return false;
+}
+
+void Device::release_held_flushes() {
+  for (size_t i = 0; i < held_flushes_.size();) {
+    Qp& qp = *held_flushes_[i];
+    if (sink_.copy_later_into(qp.qpn())) {
+      ++i;
+      continue;
+    }
+    drop_held_flush(qp);
+    qp.flush_pending_ = true;
+    activate(qp);
+  }
+}
+
+void Device::drop_held_flush(Qp& qp) {
+  if (!qp.flush_held_) return;
+  qp.flush_held_ = false;
+  std::erase(held_flushes_, &qp);
 }
 
 void Device::hold_or_flush_ack(Qp& qp) {

@@ -259,6 +259,14 @@ class Device {
   void to_error(Qp& qp);
   void reset_transport(Qp& qp);
   void flush(Qp& qp);
+  // flush(qp), unless another process may still write into its WRs' buffers
+  // (FrameSink::copy_later_into: a shared copy that ended later): a flush completes those WRs
+  // and hands the buffers back. The flush is then held (Qp::flush_held_, off the active QPs:
+  // no step spins on it), and each progress() looks again (release_held_flushes) until that
+  // copy has ended or its writer is gone. Returns whether it flushed.
+  bool flush_unless_copy_later(Qp& qp);
+  void release_held_flushes();
+  void drop_held_flush(Qp& qp);
   void async(AsyncEvent e) { async_.push_back(e); }
   PKey qp_pkey(const Qp& qp) const;
   FrameAddr address_of(const verbs::AhAttr& ah) const;
@@ -502,6 +510,7 @@ class Device {
   // A by-reference burst's copy ended later (RefPayload::Copy::kLater): the burst changed
   // nothing and is not counted; its link delivers it again.
   bool ref_later_ = false;
+  std::vector<Qp*> held_flushes_;  // QPs whose flush waits for a copy that ended later
   std::vector<uint8_t> ref_probe_, ref_scratch_, ref_headers_;  // a by-reference burst's first packet; its bytes fetched
 };
 

@@ -197,6 +197,7 @@ class Qp {
   // the fields above keep the offsets the data path was measured with.
   static constexpr uint32_t kNotTimed = UINT32_MAX;
   uint32_t timed_at_ = kNotTimed;
+  bool flush_held_ = false;  // in Device::held_flushes_ (flush_unless_copy_later)
 };
 
 }  // namespace softib::rc

@@ -239,9 +239,14 @@ class WarningSink : public LogSink {
 
 class ShmLinkStoppedSender : public ShmLinkTest {
  protected:
-  void run(bool fail) {
+  // kWrite: the sender writes its part late; kFail: it fails it; kQpError: the READ's QP is
+  // moved to Error while the copy is held (READs only: a WRITE's receiver has no WR there).
+  enum class Mode { kWrite, kFail, kQpError };
+  void run(Mode mode) {
+    const bool fail = mode == Mode::kFail;
     for_each_one_sided(1 << 20, 16 * 1024, [&](WrOpcode op, Side& sender, Side& receiver) {
       const bool write = op == WrOpcode::kRdmaWrite;
+      if (mode == Mode::kQpError && write) return;
       sender.link.set_references(ShmLink::References::kAlways);
       sender.link.set_max_reference_burst_bytes(128 * 1024);
       receiver.link.set_help_patience(std::chrono::minutes(1));  // every offer waits for the stand-in
@@ -317,6 +322,28 @@ class ShmLinkStoppedSender : public ShmLinkTest {
         EXPECT_GE(d.timeouts_copy_later, 200u / 5) << "its timer ran out and ran again";
         EXPECT_EQ(d.timeouts, timeouts) << "no retry spent";
       }
+      if (mode == Mode::kQpError) {
+        // The application moves the READ's QP to Error: its WR is flushed only once the
+        // stopped sender's bytes can no longer land in its buffer.
+        QpAttr to_error;
+        to_error.qp_state = QpState::kError;
+        ASSERT_TRUE(receiver.device.modify_qp(receiver.qp, to_error, verbs::attr::kState).ok());
+        for (int k = 0; k < 100; ++k) {
+          clock.advance(std::chrono::milliseconds(10));
+          step();
+        }
+        EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "no flush while the copy may still land";
+        release.store(true);
+        while (!first_done.load()) std::this_thread::yield();
+        EXPECT_TRUE(found_waiting.load());
+        size_t i = 0;
+        for (; i < 100000 && a->cq->poll({&wc, 1}) == 0; ++i) step();
+        ASSERT_LT(i, 100000u) << "the READ is flushed once the copy ended";
+        EXPECT_EQ(wc.status, WcStatus::kWrFlushErr);
+        stop.store(true);
+        stand_in.join();
+        return;
+      }
 
       // Another endpoint's QP into the receiver is served all along.
       ASSERT_NE(add_third(receiver), nullptr);
@@ -385,8 +412,9 @@ class ShmLinkStoppedSender : public ShmLinkTest {
   }
 };
 
-TEST_F(ShmLinkStoppedSender, WritesItsPartLaterAndTheBurstComesAgain) { run(false); }
-TEST_F(ShmLinkStoppedSender, FailsItsPartLaterAndTheReceiverCopiesItAll) { run(true); }
+TEST_F(ShmLinkStoppedSender, WritesItsPartLaterAndTheBurstComesAgain) { run(Mode::kWrite); }
+TEST_F(ShmLinkStoppedSender, FailsItsPartLaterAndTheReceiverCopiesItAll) { run(Mode::kFail); }
+TEST_F(ShmLinkStoppedSender, AQpMovedToErrorMeanwhileIsFlushedOnceTheCopyEnded) { run(Mode::kQpError); }
 
 }  // namespace
 }  // namespace softib::link
