@@ -554,7 +554,13 @@ class Harness:
 
     def lat(self):
         iters = 100_000 if self.quick else 1_000_000
-        warmup = 1_000 if self.quick else 10_000
+        # The same warm-up for both, long enough (~0.15-0.5 s) to leave the first ~0.1 s after
+        # the processes start out of the timed run: on these VMs the kernel's DAMON thread
+        # (kdamond, proactive reclaim) ran 35 ms, in 4-8 ms slices, in the first 0.1 s of a
+        # bench_verbs run (perf sched timehist; 2.5 ms a second on an idle machine). With
+        # bench_verbs' default warm-up (100k round trips) its stalls took 9-12 % of a
+        # 1M-round-trip run, with 500k 2-3 % (2026-12-06; src/engine/README.md).
+        warmup = 1_000 if self.quick else 500_000
 
         def ucx_lat():
             r = self.ucx("posix", "tag_lat", 8, iters, warmup)
@@ -562,15 +568,15 @@ class Harness:
 
         res, probes = self.rounds([
             ("ucx", ucx_lat),
-            ("ours", lambda: self.ours(["lat", "--size", "8", "--iters", str(iters)], "verbs_rc_send_lat",
-                                       "half_rtt_us")),
+            ("ours", lambda: self.ours(["lat", "--size", "8", "--iters", str(iters), "--warmup", str(warmup)],
+                                       "verbs_rc_send_lat", "half_rtt_us")),
         ])
         # The cache-line ping-pong is itself an anchor here: each round's probe, in us.
         cacheline = [{"value": p["one_way_ns_min"] / 1000.0} if isinstance(p, dict) else p for p in probes]
         self.emit("verbs_rc_send_lat", 8, "us", "lower", res["ours"], [
             ("ucx_tag_lat_posix", res["ucx"], dict(UCX_CONFIGS["posix"], statistic="overall mean half round trip")),
             ("cacheline_pingpong", cacheline, {"statistic": "one-way, min of the probe's runs"}),
-        ], probes, {"iters": iters})
+        ], probes, {"iters": iters, "warmup": warmup})
 
     def evlat(self):
         """The ping-pong with both sides asleep until their message arrives: each waits on a

@@ -61,6 +61,7 @@ struct Args {
   uint32_t idle_qps = 0;  // lat, selflat: more RC QPs on each side, in RTS, that carry nothing
   uint32_t waiting_qps = 0;  // lat, selflat: more RC QPs on each side, each awaiting an ACK
   std::string slow_log;      // lat: where to write each round trip of 10 us and more (bench/stalls.py)
+  uint64_t warmup = 0;       // lat: round trips before the timed ones (0: iters / 10, at least 100)
 };
 
 struct Peer {
@@ -73,7 +74,7 @@ struct Peer {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
-               "[--socket PATH] [--pin] [--perftest] [--event] [--idle-qps N] [--waiting-qps N] [--slow-log PATH]\n");
+               "[--socket PATH] [--pin] [--perftest] [--event] [--idle-qps N] [--waiting-qps N] [--slow-log PATH] [--warmup N]\n");
   std::exit(2);
 }
 
@@ -98,12 +99,13 @@ Args parse(int argc, char** argv) {
     else if (k == "--idle-qps") a.idle_qps = static_cast<uint32_t>(std::stoul(next()));
     else if (k == "--waiting-qps") a.waiting_qps = static_cast<uint32_t>(std::stoul(next()));
     else if (k == "--slow-log") a.slow_log = next();
+    else if (k == "--warmup") a.warmup = std::stoull(next());
     else usage();
   }
   if (a.mode != "lat" && a.mode != "bw" && a.mode != "rate" && a.mode != "selflat" && a.mode != "emptypoll") usage();
   if (a.op != "write" && a.op != "read") usage();
   if (a.event && (a.mode != "lat" || a.perftest)) usage();
-  if (!a.slow_log.empty() && a.mode != "lat") usage();
+  if ((!a.slow_log.empty() || a.warmup != 0) && a.mode != "lat") usage();
   return a;
 }
 
@@ -306,7 +308,7 @@ struct Latency {
 // client) also times each round trip: on these VMs a timer interrupt or a context switch
 // costs tens of microseconds, so the mean and the median tell different stories.
 Latency latency(Side& s, bool client, const Args& a, int sync) {
-  const uint64_t warm = std::max<uint64_t>(a.iters / 10, 100);
+  const uint64_t warm = a.warmup != 0 ? a.warmup : std::max<uint64_t>(a.iters / 10, 100);
   // --perftest: never inline. perftest turns inline data off on a device it does not know by
   // its vendor part ID (ctx_set_max_inline: "Device not recognized to implement inline
   // feature", as on rxe), so its ib_send_lat on softib posts every send with an SGE; the
