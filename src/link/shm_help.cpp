@@ -154,6 +154,10 @@ bool ShmLink::copy_pending(const Reader& r) {
   return s == kHelpTaken || s == kHelpWaiting;
 }
 
+bool ShmLink::live_copy_later(const Reader& r) {
+  return r.later && copy_pending(r) && sender_alive(static_cast<uint32_t>(r.token));
+}
+
 // A sender kept stopped holds this wait as long as it stays stopped (as it holds its channel):
 // it is named in the log, so that a program that hangs in ibv_dereg_mr, ibv_destroy_qp or
 // ibv_close_device says which process it waits for.
@@ -165,7 +169,7 @@ void ShmLink::settle_copies() {
     uint32_t waiting_for = 0;
     const bool pending = any_active_channel([&](uint32_t i) {
       const Reader& r = readers_[i];
-      if (!r.later || !copy_pending(r) || !sender_alive(static_cast<uint32_t>(r.token))) return false;
+      if (!live_copy_later(r)) return false;
       waiting_for = static_cast<uint32_t>(r.token);
       return true;
     });

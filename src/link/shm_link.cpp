@@ -505,7 +505,7 @@ bool ShmLink::copy_later_into(Qpn qp) {
   if (copies_later_ == 0) return false;
   return any_active_channel([&](uint32_t i) {
     const Reader& r = readers_[i];
-    return r.later && r.later_qpn == qp.value() && copy_pending(r) && sender_alive(static_cast<uint32_t>(r.token));
+    return r.later_qpn == qp.value() && live_copy_later(r);
   });
 }
 

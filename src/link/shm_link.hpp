@@ -448,6 +448,9 @@ class ShmLink final : public rc::FrameSink {
   bool sender_alive(uint32_t endpoint) const;
   // Whether channel reader r's burst that ended later still waits for its sender's copy.
   bool copy_pending(const Reader& r);
+  // Whether reader r's burst ended later and a live sender may still write its copy: what
+  // settle_copies() waits for, and copy_later_into() asks for one QP.
+  bool live_copy_later(const Reader& r);
   // Takes an offered copy in channel i's slot, if any, and makes it. REQUIRES: the device's lock.
   void serve_help(uint32_t i);
   void serve_helps() {
