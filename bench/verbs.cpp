@@ -213,10 +213,13 @@ struct Side {
   }
   WorkCompletion wait(CompletionQueue& cq) {
     WorkCompletion wc;
-    while (cq.poll({&wc, 1}) == 0) {
-    }
+    while (cq.poll({&wc, 1}) == 0) ++empty_polls;
     return succeeded(wc);
   }
+  // Polls that found nothing (wait()): in the ping-pong, how long a side waited for the
+  // reply, in polls. Near 0 a round trip, the reply was there at the first look: the side's
+  // own work between its send and its poll, not the peer, set the pace.
+  uint64_t empty_polls = 0;
   // The next completion of the armed receive CQ, as an event loop takes it (perftest -e,
   // ibv_rc_pingpong -e): a poll of an armed CQ does not step the transport, so an empty one
   // sleeps on the channel until the engine delivers the completion, then re-arms and polls.
@@ -302,6 +305,7 @@ struct Latency {
   double p999_us = 0;
   uint64_t slow_rtts = 0;  // round trips of 10 us and more
   double slow_share = 0;   // their share of the timed run
+  double empty_polls = 0;  // the timing side's polls that found nothing, a round trip (Side::empty_polls)
 };
 
 // RC SEND/RECV ping-pong: both sides keep receives posted; A sends, B answers. A (the
@@ -364,6 +368,7 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     if (i == warm) {
       start = std::chrono::steady_clock::now();
       start_stamp = last = stamp();
+      s.empty_polls = 0;
     }
     if (a.perftest) {
       // perftest's ib_send_lat loop (run_iter_lat_send): a receive taken is replaced at once,
@@ -399,6 +404,7 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
   Latency l;
   l.mean_us = ns / 2 / static_cast<double>(a.iters) / 1000.0;
+  l.empty_polls = static_cast<double>(s.empty_polls) / static_cast<double>(a.iters);
   if (client && !rtt.empty()) {
     const double us_per_stamp = ns / 1000.0 / static_cast<double>(stamp() - start_stamp);
     if (!a.slow_log.empty()) write_slow_log(a.slow_log, rtt, start, us_per_stamp);
@@ -649,9 +655,10 @@ int main(int argc, char** argv) {
       value = l.mean_us;
       fmt::print("{{\"bench\":\"verbs_rc_send_{}\",\"size\":{},\"half_rtt_us\":{:.4f},\"half_rtt_us_p50\":{:.4f},"
                  "\"half_rtt_us_p99\":{:.4f},\"half_rtt_us_p999\":{:.4f},\"rtts_over_10us\":{},"
-                 "\"time_share_over_10us\":{:.4f},\"iters\":{},\"idle_qps\":{},\"waiting_qps\":{}}}\n",
-                 a.event ? "event_lat" : "lat", a.size, value, l.p50_us, l.p99_us, l.p999_us, l.slow_rtts, l.slow_share, a.iters, a.idle_qps,
-                 a.waiting_qps);
+                 "\"time_share_over_10us\":{:.4f},\"empty_polls_per_rtt\":{:.2f},\"iters\":{},\"idle_qps\":{},"
+                 "\"waiting_qps\":{}}}\n",
+                 a.event ? "event_lat" : "lat", a.size, value, l.p50_us, l.p99_us, l.p999_us, l.slow_rtts, l.slow_share,
+                 l.empty_polls, a.iters, a.idle_qps, a.waiting_qps);
     } else if (a.mode == "bw") {
       value = bandwidth(s, peer, a);
       fmt::print("{{\"bench\":\"verbs_rc_{}_bw\",\"size\":{},\"MBps\":{:.1f},\"iters\":{}}}\n", a.op, a.size, value, a.iters);

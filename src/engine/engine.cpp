@@ -256,8 +256,12 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
     const bool answered = kind == StepKind::kPoll && cq != nullptr && cq->queued() >= want;
     // A poll's step with its answer that took only fast-path SENDs to one QP: holding that
     // QP's ACK is all progress() would do (rc::Device::hold_acks_without_progress).
+    // A step that took no frame (the engine's, an idle poll's) also sends the ACKs that no
+    // packet asked for (AckPolicy::kSendAll): the requester may wait on them after all.
     if (!(answered && device_.hold_acks_without_progress()))
-      did |= device_.progress(kind == StepKind::kPoll ? acks : rc::Device::AckPolicy::kSendNow,
+      did |= device_.progress(!received && !sent_first ? rc::Device::AckPolicy::kSendAll
+                              : kind == StepKind::kPoll ? acks
+                                                        : rc::Device::AckPolicy::kSendNow,
                               answered ? Timers::kLater : Timers::kRun);
   }
   if (hook_) {

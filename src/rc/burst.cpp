@@ -364,10 +364,7 @@ bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last
   }
   r.epsn = bth.psn + b.packets;
   r.nak_sent = false;
-  if (rc && (b.last_ack_req || bth.ack_req)) {
-    r.ack_pending = true;
-    r.ack_psn = bth.psn + (b.packets - 1u);
-  }
+  if (rc) ack_executed(r, bth.psn + (b.packets - 1u), b.last_ack_req || bth.ack_req);
   return true;
 }
 

@@ -572,8 +572,9 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
   // the woken application posted while the step was still taking frames ahead of the ACK,
   // and the program's next event was the reply's: it read an empty CQ and failed (suite test
   // AnAckGoesAheadOfRequestsPostedAfterItsRequestArrived; compat ib_send_lat_events).
-  if (qp.resp_.ack_pending &&
-      !(acks == AckPolicy::kHoldOneStep && (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))) {
+  if (qp.resp_.ack_pending && (qp.resp_.ack_lazy ? acks == AckPolicy::kSendAll
+                                                 : !(acks == AckPolicy::kHoldOneStep &&
+                                                     (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout)))) {
     flush_acks(qp);
     did = true;
   }
@@ -585,7 +586,7 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
     if (qp.req_.drain_notify) async({verbs::AsyncEventType::kSqDrained, nullptr, &qp});
     did = true;
   }
-  if (qp.resp_.ack_pending) {
+  if (qp.resp_.ack_pending && !qp.resp_.ack_lazy) {
     hold_or_flush_ack(qp);
     did = true;
   }
@@ -677,7 +678,8 @@ bool Device::hold_acks_without_progress() {
   if (ack_qp_ != nullptr) {
     Qp& qp = *ack_qp_;
     // As progress() decides: only a QP whose ACK timeout allows it holds (else it goes now).
-    if (!qp.resp_.ack_pending || qp.flush_pending_ || !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
+    if (!qp.resp_.ack_pending || qp.resp_.ack_lazy || qp.flush_pending_ ||
+        !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
       return false;
     qp.resp_.ack_held = true;
     holds_acks_ = true;

@@ -227,7 +227,11 @@ class Device {
   // StepKind: 0.87 -> 0.65 us on far vCPUs). The next step flushes it: the application's
   // next poll or post, or its engine once the application stops (at the end of its lease,
   // at most link::kLeaseMaxNs), far inside any such timeout.
-  enum class AckPolicy : uint8_t { kSendNow, kHoldOneStep };
+  //
+  // Lazy ACKs (ResponderState::ack_lazy: packets that asked for none) go only under kSendAll,
+  // a step that took no frame (the engine's, or an idle poll's) and every caller outside the
+  // engine: a ping-pong's steps all take frames, and its ACKs ride on the requested ones.
+  enum class AckPolicy : uint8_t { kSendNow, kHoldOneStep, kSendAll };
   //
   // Timers::kLater: the retransmission and RNR timers are not looked at in this call. For a
   // caller with something to hand its application at once (a post's new request, a poll's
@@ -238,7 +242,7 @@ class Device {
   // coming in) still sees another QP's retransmission timer run out.
   enum class Timers : uint8_t { kRun, kLater };
   static constexpr uint32_t kMaxTimerDeferrals = 16;
-  bool progress(AckPolicy acks = AckPolicy::kSendNow, Timers timers = Timers::kRun);
+  bool progress(AckPolicy acks = AckPolicy::kSendAll, Timers timers = Timers::kRun);
   // For the step of an application's poll that has its answer (kHoldOneStep): when every frame
   // received since the last progress() was a one-packet SEND of the fast path, to one QP, no
   // ACK is held yet, no output waits for the link, and no modify, error or other thread's post
@@ -340,8 +344,14 @@ class Device {
   // `src`; false when the link refused it (nothing written).
   template <class Request>
   [[gnu::always_inline]] inline bool write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const uint8_t* src,
-                                                      const FrameAddr& path);
-  [[gnu::always_inline]] inline void sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos);
+                                                      const FrameAddr& path, bool ack_req);
+  [[gnu::always_inline]] inline void sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos, bool ack_req);
+  // Whether the last packet of a message asks for an ACK (BTH AckReq; see kAckReqInterval):
+  // its WQE is signaled (its completion needs the ACK), kAckReqInterval packets or half the
+  // send queue's depth have gone since the last request (its slots come back with ACKs: a
+  // queue of unsignaled WQEs never waits on a lazy one), the QP's timeout is too short for a
+  // lazy ACK (kHoldAckMinTimeout), or it is a retransmission.
+  [[gnu::always_inline]] inline bool asks_ack(const Qp& qp, bool signaled) const;
   [[gnu::always_inline]] inline void refused_one_packet(Qp& qp, verbs::SendWqe& w);
   template <class Piece>
   bool for_each_piece(Qp& qp, const verbs::SendWqe& w, uint64_t offset, uint64_t len, Piece piece);
@@ -473,6 +483,12 @@ class Device {
   // A visited QP's ACK (pending, under AckPolicy::kHoldOneStep): held, or sent if the last
   // step held it already.
   void hold_or_flush_ack(Qp& qp);
+  // A request executed in sequence at `psn`: its ACK is pending, lazily if it asked for none.
+  static void ack_executed(ResponderState& r, Psn psn, bool ack_req) {
+    r.ack_lazy = !ack_req && (!r.ack_pending || r.ack_lazy);
+    r.ack_pending = true;
+    r.ack_psn = psn;
+  }
   // After active_[i]'s visit: true when it stays active; else it leaves active_ (the last one
   // takes its place) and is parked if a timer runs.
   bool settle_visited(size_t i);

@@ -35,6 +35,13 @@ namespace softib::rc {
 // 1 MiB, bench_verbs bw: 20.9 GB/s at 128, 24.6 at 256, 28.3 at 512). It asks for an
 // acknowledgement every kAckReqInterval packets within a long message so the window keeps
 // moving.
+//
+// The last packet of a message asks for one only when something waits on it (Device::
+// asks_ack: a signaled WQE, a retransmission, a QP whose timeout allows no lazy ACK, a send
+// queue half full), as a ConnectX requester with log_ack_req_freq does (UCX sets it to 8 on
+// RC: an AckReq every 256 packets besides the signaled WQEs); else every kAckReqInterval
+// packets. A responder acknowledges the packets that asked for nothing lazily: with the next
+// requested ACK, or at its next step that takes no frame (ResponderState::ack_lazy).
 inline constexpr uint32_t kMaxUnackedPackets = 512;
 inline constexpr uint32_t kAckReqInterval = 32;
 // The smallest QP timeout attribute (4.096 us * 2^13 = 33.5 ms) for which an application
@@ -133,9 +140,13 @@ struct ResponderState {
   bool uc_dropping = false;
   // A PSN sequence error NAK was sent for epsn; no more until epsn arrives (IBA 9.7.5.1.2).
   bool nak_sent = false;
-  // ACK coalescing: one ACK per progress step for the newest PSN that asked for one.
+  // ACK coalescing: one ACK per progress step for the newest PSN executed.
   bool ack_pending = false;
   bool ack_held = false;  // a kHoldOneStep progress() kept it back; the next one sends it
+  // Pending for packets that asked for no ACK (AckReq clear) only: it goes with the next ACK
+  // a packet asks for, or at a step that takes no frame (AckPolicy::kSendAll), not before:
+  // the requester waits on nothing it would answer.
+  bool ack_lazy = false;
   Psn ack_psn{};
   std::vector<Resource> resources;
   uint32_t resource_next = 0;

@@ -176,11 +176,12 @@ std::optional<Device::SendResult> Device::send_one_packet(Qp& qp, verbs::SendWqe
     src = one_packet_source(qp, w.num_sge, w.sge.data(), w.length, src);
     if (src == nullptr) return std::nullopt;
   }
-  if (!write_one_packet(qp, *op, w, src, path)) {
+  const bool ack_req = asks_ack(qp, w.signaled);
+  if (!write_one_packet(qp, *op, w, src, path, ack_req)) {
     refused_one_packet(qp, w);
     return SendResult::kBlocked;
   }
-  sent_one_packet(qp, w, pos);
+  sent_one_packet(qp, w, pos, ack_req);
   return SendResult::kSent;
 }
 
@@ -205,7 +206,8 @@ const uint8_t* Device::one_packet_source(Qp& qp, uint32_t num_sge, const verbs::
 }
 
 template <class Request>
-bool Device::write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const uint8_t* src, const FrameAddr& path) {
+bool Device::write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const uint8_t* src, const FrameAddr& path,
+                              bool ack_req) {
   const packet::OpcodeInfo& info = *packet::find_opcode(static_cast<uint8_t>(op));
   const size_t len = packet::transport_length(info, r.length);
   const wire::MutByteSpan out = sink_.reserve(path, qp.attr_.dest_qp_num, len);
@@ -217,7 +219,7 @@ bool Device::write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const
   bth.solicited = (r.send_flags & verbs::send_flag::kSolicited) != 0;
   bth.pkey = qp_pkey(qp);
   bth.dest_qp = qp.attr_.dest_qp_num;
-  bth.ack_req = true;  // the last packet of a message
+  bth.ack_req = ack_req;  // the last packet of a message: asks_ack()
   bth.psn = qp.req_.next_psn;
   bth.encode(out, static_cast<uint8_t>(pad));
   if (info.headers.has(packet::ExtHeader::kReth))
@@ -237,9 +239,15 @@ bool Device::write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const
   return true;
 }
 
-void Device::sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos) {
+bool Device::asks_ack(const Qp& qp, bool signaled) const {
+  const RequesterState& req = qp.req_;
+  return signaled || req.packets_since_ackreq + 1 >= std::min(kAckReqInterval, qp.sq_.ring().capacity() / 2) ||
+         !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout) || before(req.next_psn, req.sent_high);
+}
+
+void Device::sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos, bool ack_req) {
   RequesterState& req = qp.req_;
-  req.packets_since_ackreq = 0;
+  req.packets_since_ackreq = ack_req ? 0 : req.packets_since_ackreq + 1;
   w.first_psn = w.last_psn = req.next_psn;
   if (!before(req.next_psn, req.sent_high)) {
     req.sent_high = req.next_psn + 1;
@@ -277,7 +285,7 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
   if (qp.state_ != verbs::QpState::kRts || qp.flush_pending_.load(std::memory_order_relaxed) ||
       !qp.resp_.out.empty() || req.rnr_wait || req.send_started || req.draining || ring.tail() != req.send_pos)
     return std::nullopt;
-  if (qp.resp_.ack_pending && !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
+  if (qp.resp_.ack_pending && !qp.resp_.ack_lazy && !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
     return std::nullopt;  // that ACK goes ahead of the request (visit())
   // run_requester()'s (a READ or atomic is not the fast path's), and SendQueue::post must take
   // the WR below (a refusal is post_send's to report).
@@ -307,14 +315,15 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
     uint64_t length;
     bool is_inline;
   } request{wr.send_flags, wr.imm_data, wr.rdma.remote_addr, wr.rdma.rkey, length, is_inline};
-  const bool sent = write_one_packet(qp, *op, request, src, path_of(qp));
+  const bool ack_req = asks_ack(qp, (wr.send_flags & verbs::send_flag::kSignaled) != 0 || qp.init_.sq_sig_all);
+  const bool sent = write_one_packet(qp, *op, request, src, path_of(qp), ack_req);
   // The WQE, behind the frame. Nothing reads it before this thread lets the device lock go.
   const uint32_t pos = req.send_pos;
   const Status posted = qp.sq_.post(wr, qp.init_.sq_sig_all, held);
   SOFTIB_ASSERT(posted.ok());
   verbs::SendWqe& w = ring.at(pos);
   if (sent) {
-    sent_one_packet(qp, w, pos);
+    sent_one_packet(qp, w, pos, ack_req);
     if (!req.ack_timer) arm_ack_timer(qp);
   } else {
     refused_one_packet(qp, w);
@@ -322,7 +331,7 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
   ++timer_deferrals_;
   activate(qp);  // the only active QP: active_[0]
   ++counters_.qp_visits;
-  if (qp.resp_.ack_pending) hold_or_flush_ack(qp);  // as visit()
+  if (qp.resp_.ack_pending && !qp.resp_.ack_lazy) hold_or_flush_ack(qp);  // as visit()
   settle_visited(0);                                // as progress()'s walk
   return Status();
 }
@@ -450,9 +459,10 @@ Device::SendResult Device::send_wqe_packets(Qp& qp, verbs::SendWqe& w, uint32_t 
       bth.dest_qp = dest_qp;
       bth.psn = req.next_psn;
       bth.solicited = last && (w.send_flags & verbs::send_flag::kSolicited) != 0;
-      ++req.packets_since_ackreq;
-      bth.ack_req = rc && (last || req.packets_since_ackreq >= kAckReqInterval);
-      if (bth.ack_req) req.packets_since_ackreq = 0;
+      // A READ or an atomic asks as it always did: its response is the answer either way.
+      bth.ack_req = rc && ((last && (is_read_or_atomic(w.opcode) || asks_ack(qp, w.signaled))) ||
+                           req.packets_since_ackreq + 1 >= kAckReqInterval);
+      req.packets_since_ackreq = bth.ack_req ? 0 : req.packets_since_ackreq + 1;
       write_request_headers(info, bth, w, ud ? &deth : nullptr, chunk, out);
       gathered = gather(qp, w, offset, chunk, out.data() + info.header_length());
       return gathered;
@@ -521,9 +531,9 @@ Device::SendResult Device::send_burst(Qp& qp, verbs::SendWqe& w, uint32_t pos, c
   b.packets = static_cast<uint16_t>(n);
   b.mtu = static_cast<uint8_t>(qp.attr_.path_mtu);
   b.last_opcode = last.value();
-  req.packets_since_ackreq += n;
-  b.last_ack_req = rc && (ends || req.packets_since_ackreq >= kAckReqInterval);
-  if (b.last_ack_req) req.packets_since_ackreq = 0;
+  b.last_ack_req = rc && ((ends && asks_ack(qp, w.signaled)) ||
+                          req.packets_since_ackreq + n >= kAckReqInterval);
+  req.packets_since_ackreq = b.last_ack_req ? 0 : req.packets_since_ackreq + n;
   b.last_solicited = ends && (w.send_flags & verbs::send_flag::kSolicited) != 0;
   if (last.immediate()) b.last_ext = ntohl(w.imm_data);
   if (last.invalidate()) b.last_ext = w.imm_data;

@@ -213,10 +213,11 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t, Qp* fram
     }
   });
   if ((p[8] & 0x80) != 0) {  // AckReq
-    r.ack_pending = true;
-    r.ack_psn = psn;
+    ack_executed(r, psn, true);
     if (ack_qp_ != nullptr && ack_qp_ != qp) owed_ = true;  // a second QP: progress() walks
     ack_qp_ = qp;
+  } else {
+    ack_executed(r, psn, false);  // lazy: nothing for this step to do or hold
   }
   return true;
 }
@@ -289,10 +290,8 @@ void Device::on_rc_request(Qp& qp, const FrameAddr& from, const packet::Transpor
   }
   switch (execute(qp, from, p)) {
     case Exec::kOk:
-      if (bth.ack_req && !p.info().is_rdma_read() && !p.info().is_atomic()) {
-        r.ack_pending = true;
-        r.ack_psn = bth.psn;
-      }
+      // A READ or an atomic is answered by its response.
+      if (!p.info().is_rdma_read() && !p.info().is_atomic()) ack_executed(r, bth.psn, bth.ack_req);
       return;
     case Exec::kRnr:
       ++counters_.rnr_naks_sent;
@@ -770,13 +769,20 @@ void Device::duplicate_request(Qp& qp, const packet::TransportFrame& p) {
   }
   // A duplicate SEND or WRITE is acknowledged again, up to the newest PSN executed.
   drop(Drop::kDuplicate);
-  r.ack_pending = true;
-  r.ack_psn = r.epsn - 1;
+  ack_executed(r, r.epsn - 1, true);  // the requester is retrying: never lazily
 }
 
 void Device::send_ack(Qp& qp, Psn psn, wire::Aeth aeth) {
-  // Keep acknowledgements in PSN order: a coalesced ACK for an earlier PSN goes first.
-  if (aeth.kind() != wire::AethKind::kAck) flush_acks(qp);
+  // Keep acknowledgements in PSN order: a coalesced ACK for an earlier PSN goes first. A lazy
+  // one is dropped: the NAK acknowledges every PSN before its own (the completer's
+  // ack_up_to(psn - 1)), and nobody asked for it.
+  if (aeth.kind() != wire::AethKind::kAck) {
+    ResponderState& r = qp.resp_;
+    if (r.ack_lazy)
+      r.ack_pending = r.ack_held = r.ack_lazy = false;
+    else
+      flush_acks(qp);
+  }
   OutJob job;
   job.kind = OutJob::Kind::kAeth;
   job.psn = psn;
@@ -789,6 +795,7 @@ void Device::flush_acks(Qp& qp) {
   if (!r.ack_pending) return;
   r.ack_pending = false;
   r.ack_held = false;
+  r.ack_lazy = false;
   send_ack(qp, r.ack_psn, wire::Aeth::ack(r.msn));
 }
 

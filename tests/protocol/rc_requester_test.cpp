@@ -738,5 +738,78 @@ TEST_F(RcRequesterProtocol, SqdFinishesTheMessageInProgressThenReportsDrained) {
   EXPECT_EQ(sent[0].psn(), sq_psn() + 3);
 }
 
+
+// ---- AckReq (rc::Device::asks_ack) ----
+
+// A QP whose timeout allows a lazy ACK (kHoldAckMinTimeout and more) asks for one only where
+// something waits on it, as a ConnectX requester with log_ack_req_freq does.
+class RcRequesterAckReq : public RcRequesterProtocol {
+ protected:
+  void SetUp() override {
+    options.timeout = 14;  // 67 ms
+    RcRequesterProtocol::SetUp();
+  }
+  // One one-packet SEND posted and sent; its AckReq bit.
+  bool send_asks(uint64_t wr_id, uint32_t flags) {
+    post_send(qp, wr_id, 0, 64, flags);
+    const auto sent = progress();
+    EXPECT_EQ(sent.size(), 1u);
+    return !sent.empty() && sent[0].h.bth.ack_req;
+  }
+};
+
+TEST_F(RcRequesterAckReq, AnUnsignaledSendAsksForNoAckASignaledOneDoes) {
+  fill(0, 64, 2);
+  EXPECT_FALSE(send_asks(1, 0));
+  EXPECT_FALSE(send_asks(2, send_flag::kInline));
+  EXPECT_TRUE(send_asks(3, send_flag::kSignaled));
+  // The ACK of the signaled one retires all three; only it completes.
+  ack_at(2, 3);
+  const auto wc = poll(scq);
+  ASSERT_EQ(wc.size(), 1u);
+  EXPECT_EQ(wc[0].wr_id, 3u);
+  EXPECT_TRUE(progress().empty());
+}
+
+TEST_F(RcRequesterAckReq, UnsignaledSendsAskEveryKAckReqIntervalPackets) {
+  fill(0, 64, 2);
+  for (uint32_t i = 1; i <= 2 * rc::kAckReqInterval; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(send_asks(i, 0), i % rc::kAckReqInterval == 0);
+  }
+}
+
+TEST_F(RcRequesterAckReq, ARetransmissionAsksForAnAck) {
+  fill(0, 64, 2);
+  EXPECT_FALSE(send_asks(1, 0));
+  clock.advance(rc::local_ack_timeout(options.timeout) + microseconds(1));
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].psn(), sq_psn());
+  EXPECT_TRUE(sent[0].h.bth.ack_req) << "the retry is answered at once";
+  EXPECT_EQ(device.counters().retransmits, 1u);
+}
+
+TEST_F(RcRequesterAckReq, AShallowSendQueueAsksEveryHalfItsDepth) {
+  QpOptions shallow = options;
+  shallow.depth = 8;
+  qp = connect(QpType::kRc, shallow);
+  fill(0, 64, 2);
+  for (uint32_t i = 1; i <= 8; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(send_asks(i, 0), i % 4 == 0) << "its slots come back with ACKs";
+    if (i % 4 == 0) ack_at(i - 1);
+  }
+}
+
+TEST_F(RcRequesterProtocol, AQpWithAShortTimeoutAsksForEveryAck) {
+  // options.timeout 10 (4 ms): below kHoldAckMinTimeout, a responder's lazy ACK may be late.
+  fill(0, 64, 2);
+  post_send(qp, 1, 0, 64, 0);
+  const auto sent = progress();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_TRUE(sent[0].h.bth.ack_req);
+}
+
 }  // namespace
 }  // namespace softib::testing

@@ -263,6 +263,49 @@ TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {
   EXPECT_EQ(got, 5u) << "the second compare saw the swapped value";
 }
 
+// An unsignaled SEND asks for no ACK (rc::Device::asks_ack): the last of a run is
+// acknowledged lazily, by a step of the responder that takes no frame (its application's idle
+// poll, or its engine once the application stops), not by a timeout. With a 2.4-hour timeout,
+// the send queue's drain (SQD, which waits for every ACK) must end within the test, and
+// nothing is sent twice.
+TEST_P(Rc, AnUnsignaledTailIsAcknowledgedLazilyNotByATimeout) {
+  Connect slow;
+  slow.timeout = 31;
+  rc::Qp* q = create_qp(a, QpType::kRc);
+  rc::Qp* p = create_qp(b, QpType::kRc);
+  connect_one(a, q, b, p, slow);
+  connect_one(b, p, a, q, slow);
+  fill_pattern(a.buffer, 0, 64, 5);
+  for (uint64_t i = 0; i < 3; ++i) {
+    const Status st = post_recv(b, p, i, {b.sge(64 * i, 64)});
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    SendWr wr;
+    wr.wr_id = i;
+    Sge s = a.sge(0, 64);
+    wr.sg_list = {&s, 1};
+    ASSERT_TRUE(post_send(a, q, wr).ok());
+  }
+  const auto rwc = reap(b, b.rcq, 3);
+  ASSERT_EQ(rwc.size(), 3u);
+  for (const WorkCompletion& w : rwc) EXPECT_EQ(w.status, WcStatus::kSuccess);
+  QpAttr at;
+  at.qp_state = QpState::kSqd;
+  ASSERT_TRUE(a.ctx->modify_qp(q, at, attr::kState).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool drained = false;
+  while (!drained && std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard lock(a.ctx->device().lock());
+      drained = !q->req_draining();
+    }
+    if (!drained) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(drained) << "the ACK of the last unsignaled SEND never came";
+  std::lock_guard lock(a.ctx->device().lock());
+  EXPECT_EQ(a.ctx->device().counters().retransmits, 0u);
+  EXPECT_EQ(a.ctx->device().counters().timeouts, 0u);
+}
+
 TEST_P(Rc, RnrRetriesUntilAReceiveIsPosted) {
   SendWr wr;
   wr.wr_id = 1;
