@@ -23,6 +23,12 @@ two vCPUs here move between "near" and "far" within seconds. One JSON object per
   within seconds). Each round also ends with a probe: round_vcpus says per round whether both
   of its probes were "near" or "far" (else "mixed"); round_ratios is ours / the anchor's
   within each round; ratio_by_vcpus the median of those per state ("mixed" rounds left out).
+- round_issue: per round, the fewest adds a nanosecond any vCPU issued in the round's two
+  issue probes (anchor_issue_rate, 50 ms a vCPU, as the round opens and closes): ~12.5 while
+  the host leaves each vCPU's hyperthread sibling idle, 5-7 while it runs something there.
+  Our ping-pong does more instructions a round trip than UCX's tag_lat, so a busy sibling
+  slows it more (src/engine/README.md, "Round trips bound by instructions"): compare latency
+  ratios of rounds in like states.
 - others_cpu: the cores' worth of CPU that processes other than this harness and its
   children used during the figure (a compiler next door shows as ~1); steal_cpu: the
   hypervisor's steal time, likewise. Figures taken with others_cpu well above 0 are suspect.
@@ -426,6 +432,18 @@ class Harness:
                 return obj
         raise AnchorError("cacheline_pingpong: " + tail(err or out))
 
+    def issue_probe(self):
+        """The fewest adds a nanosecond a vCPU issued (anchor_issue_rate), or None."""
+        try:
+            exe = self.anchor_exe("anchor_issue_rate")
+        except AnchorError:
+            return None
+        rc, out, _ = run([exe, "--ms", "50"], timeout=30)
+        for obj in json_lines(out):
+            if obj.get("bench") == "issue_rate" and rc == 0:
+                return obj["min"]
+        return None
+
     def memcpy(self, size):
         exe = self.anchor_exe("anchor_memcpy_bw")
         rc, out, err = run([exe, "--sizes", str(size), "--runs", "3", "--min-ms", "10" if self.quick else "30"],
@@ -475,8 +493,10 @@ class Harness:
         results = {name: [] for name, _ in steps}
         probes = []
         self.round_vcpus = []
+        self.round_issue = []
         self.cpu_before = _cpu_snapshot()
         for _ in range(self.args.runs):
+            issue = [self.issue_probe()]
             try:
                 probes.append(self.probe())
             except AnchorError as e:
@@ -493,6 +513,9 @@ class Harness:
             except AnchorError:
                 closing = None
             self.round_vcpus.append(round_state(probes[-1], closing))
+            issue.append(self.issue_probe())
+            known = [v for v in issue if v is not None]
+            self.round_issue.append(min(known) if known else None)
         return results, probes
 
     def emit(self, bench, size, unit, better, ours, anchors, probes, extra=None):
@@ -530,6 +553,7 @@ class Harness:
                 "others_cpu": others, "steal_cpu": steal,
             }
             line["round_vcpus"] = list(self.round_vcpus)
+            line["round_issue"] = list(self.round_issue)
             line["round_ratios"], line["ratio_by_vcpus"] = paired_ratios(ours, results, self.round_vcpus)
             anchor_p50 = best(results, "p50")[0]
             if anchor_p50 is not None:
