@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "base/tsan.hpp"
 
@@ -154,8 +155,15 @@ bool ShmLink::copy_pending(const Reader& r) {
   return s == kHelpTaken || s == kHelpWaiting;
 }
 
-bool ShmLink::live_copy_later(const Reader& r) {
-  return r.later && copy_pending(r) && sender_alive(static_cast<uint32_t>(r.token));
+bool ShmLink::live_copy_later(Reader& r) {
+  if (!r.later || !copy_pending(r)) return false;
+  const uint64_t now = cycle_ticks();
+  if (r.alive_at == 0 || ticks_since(r.alive_at, now) >= kAliveCheckTicks) {
+    r.alive = sender_alive(static_cast<uint32_t>(r.token));
+    r.alive_at = now | 1;  // never 0: "not asked"
+    ++counters_.sender_checks;
+  }
+  return r.alive;
 }
 
 // A sender kept stopped holds this wait as long as it stays stopped (as it holds its channel):
@@ -168,7 +176,7 @@ void ShmLink::settle_copies() {
   for (;;) {
     uint32_t waiting_for = 0;
     const bool pending = any_active_channel([&](uint32_t i) {
-      const Reader& r = readers_[i];
+      Reader& r = readers_[i];
       if (!live_copy_later(r)) return false;
       waiting_for = static_cast<uint32_t>(r.token);
       return true;

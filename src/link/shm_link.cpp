@@ -504,7 +504,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
 bool ShmLink::copy_later_into(Qpn qp) {
   if (copies_later_ == 0) return false;
   return any_active_channel([&](uint32_t i) {
-    const Reader& r = readers_[i];
+    Reader& r = readers_[i];
     return r.later_qpn == qp.value() && live_copy_later(r);
   });
 }
@@ -579,6 +579,7 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
       if (later && !r.later) {
         const auto bth = wire::Bth::decode(rec.body.subspan(header));
         r.later_qpn = bth ? bth->dest_qp.value() : 0;  // a burst the device took has a BTH
+        r.alive_at = 0;  // a new copy: its sender is asked again
       }
       r.later = later;
       if (later) return 0;  // not taken yet: counted when it is

@@ -328,11 +328,16 @@ class ShmLinkStoppedSender : public ShmLinkTest {
         QpAttr to_error;
         to_error.qp_state = QpState::kError;
         ASSERT_TRUE(receiver.device.modify_qp(receiver.qp, to_error, verbs::attr::kState).ok());
-        for (int k = 0; k < 100; ++k) {
+        const uint64_t checks = r.sender_checks;
+        constexpr int kSteps = 100;
+        for (int k = 0; k < kSteps; ++k) {
           clock.advance(std::chrono::milliseconds(10));
           step();
         }
         EXPECT_EQ(a->cq->poll({&wc, 1}), 0u) << "no flush while the copy may still land";
+        // Each step asks whether the held flush may go; whether its sender lives (a system
+        // call) is asked once in ShmLink::kAliveCheckTicks of real time.
+        EXPECT_LT(r.sender_checks - checks, uint64_t{kSteps}) << "a kill(pid, 0) a step";
         release.store(true);
         while (!first_done.load()) std::this_thread::yield();
         EXPECT_TRUE(found_waiting.load());
