@@ -27,6 +27,8 @@
 
 #include <fmt/format.h>
 
+#include "cli.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -43,42 +45,28 @@ struct Options {
   bool pin = true;
 };
 
-[[noreturn]] void usage(const char* msg) {
-  fmt::print(stderr, "cacheline_pingpong: {}\n", msg);
-  fmt::print(stderr, "usage: anchor_cacheline_pingpong [--iters N] [--runs R] [--max-ms MS] [--cpus A,B] [--no-pin]\n");
-  std::exit(2);
-}
-
-uint64_t parse_u64(const char* s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || *end != '\0' || v == 0) usage("expected a positive integer");
-  return v;
-}
+constexpr anchor::Cli kCli{
+    "cacheline_pingpong",
+    "usage: anchor_cacheline_pingpong [--iters N] [--runs R] [--max-ms MS] [--cpus A,B] [--no-pin]"};
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(("missing value for " + a).c_str());
-      return argv[++i];
-    };
+  kCli.each(argc, argv, {"--no-pin"}, [&](const std::string& a, const std::string& v) {
     if (a == "--iters") {
-      o.iters = parse_u64(value());
+      o.iters = kCli.positive(v);
     } else if (a == "--runs") {
-      o.runs = static_cast<unsigned>(parse_u64(value()));
+      o.runs = static_cast<unsigned>(kCli.positive(v));
     } else if (a == "--max-ms") {
-      o.max_ms = static_cast<double>(parse_u64(value()));
+      o.max_ms = static_cast<double>(kCli.positive(v));
     } else if (a == "--cpus") {
-      const std::string v = value();
-      if (std::sscanf(v.c_str(), "%d,%d", &o.cpu_a, &o.cpu_b) != 2 || o.cpu_a < 0 || o.cpu_b < 0) usage("--cpus A,B");
+      if (std::sscanf(v.c_str(), "%d,%d", &o.cpu_a, &o.cpu_b) != 2 || o.cpu_a < 0 || o.cpu_b < 0) kCli.usage("--cpus A,B");
     } else if (a == "--no-pin") {
       o.pin = false;
     } else {
-      usage(("unknown option " + a).c_str());
+      return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 

@@ -39,6 +39,8 @@
 
 #include <fmt/format.h>
 
+#include "cli.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -52,13 +54,9 @@ struct Options {
   std::string provider = "shm";
 };
 
-[[noreturn]] void usage(const std::string& msg) {
-  fmt::print(stderr,
-             "fi_rma_bw: {}\nusage: anchor_fi_rma_bw [--ops write,read] [--sizes 64,4096,...] "
-             "[--iters K | --bytes B] [--window W] [--provider shm]\n",
-             msg);
-  std::exit(2);
-}
+constexpr anchor::Cli kCli{"fi_rma_bw",
+                           "usage: anchor_fi_rma_bw [--ops write,read] [--sizes 64,4096,...] "
+                           "[--iters K | --bytes B] [--window W] [--provider shm]"};
 
 [[noreturn]] void die(const std::string& what, long rc) {
   fmt::print(stderr, "fi_rma_bw[{}]: {}: {} ({})\n", getpid(), what, fi_strerror(static_cast<int>(-rc)), rc);
@@ -69,57 +67,30 @@ void check(const std::string& what, long rc) {
   if (rc != 0) die(what, rc);
 }
 
-uint64_t parse_u64(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v == 0) usage("expected a positive integer, got '" + s + "'");
-  return v;
-}
-
-size_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v == 0) usage("expected a positive size, got '" + s + "'");
-  return static_cast<size_t>(v);
-}
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    out.push_back(list.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (size_t s = 64; s <= (size_t{4} << 20); s *= 4) o.sizes.push_back(s);
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage("missing value for " + a);
-    const std::string v = argv[++i];
+  kCli.each(argc, argv, {}, [&](const std::string& a, const std::string& v) {
     if (a == "--ops") {
-      o.ops = split(v);
+      o.ops = anchor::Cli::split(v);
       for (auto& op : o.ops)
-        if (op != "write" && op != "read") usage("--ops takes write and/or read");
+        if (op != "write" && op != "read") kCli.usage("--ops takes write and/or read");
     } else if (a == "--sizes") {
       o.sizes.clear();
-      for (auto& s : split(v)) o.sizes.push_back(parse_size(s));
+      for (auto& s : anchor::Cli::split(v)) o.sizes.push_back(kCli.positive(s, "size"));
     } else if (a == "--iters") {
-      o.iters = parse_u64(v);
+      o.iters = kCli.positive(v);
     } else if (a == "--bytes") {
-      o.bytes = parse_u64(v);
+      o.bytes = kCli.positive(v);
     } else if (a == "--window") {
-      o.window = parse_u64(v);
+      o.window = kCli.positive(v);
     } else if (a == "--provider") {
       o.provider = v;
     } else {
-      usage("unknown option " + a);
+      return false;
     }
-  }
+    return true;
+  });
   return o;
 }
 

@@ -27,38 +27,23 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli.hpp"
+
 namespace {
 
 struct Options {
   uint64_t ms = 50;
 };
 
-[[noreturn]] void usage(const char* msg) {
-  fmt::print(stderr, "issue_rate: {}\n", msg);
-  fmt::print(stderr, "usage: anchor_issue_rate [--ms MS]\n");
-  std::exit(2);
-}
-
-uint64_t parse_u64(const char* s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s, &end, 10);
-  if (end == s || *end != '\0' || v == 0) usage("expected a positive integer");
-  return v;
-}
+constexpr anchor::Cli kCli{"issue_rate", "usage: anchor_issue_rate [--ms MS]"};
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* {
-      if (i + 1 >= argc) usage(("missing value for " + a).c_str());
-      return argv[++i];
-    };
-    if (a == "--ms")
-      o.ms = parse_u64(value());
-    else
-      usage(("unknown option " + a).c_str());
-  }
+  kCli.each(argc, argv, {}, [&](const std::string& a, const std::string& v) {
+    if (a != "--ms") return false;
+    o.ms = kCli.positive(v);
+    return true;
+  });
   return o;
 }
 

@@ -16,39 +16,13 @@
 
 #include <fmt/format.h>
 
+#include "cli.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-[[noreturn]] void usage(const std::string& msg) {
-  fmt::print(stderr, "memcpy_bw: {}\nusage: anchor_memcpy_bw [--sizes 64,4096,...] [--runs R] [--min-ms MS]\n", msg);
-  std::exit(2);
-}
-
-uint64_t parse_u64(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v == 0) usage("expected a positive integer, got '" + s + "'");
-  return v;
-}
-
-size_t parse_size(const std::string& s) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v == 0) usage("expected a positive size, got '" + s + "'");
-  return static_cast<size_t>(v);
-}
-
-std::vector<size_t> parse_sizes(const std::string& list) {
-  std::vector<size_t> out;
-  size_t pos = 0;
-  while (pos <= list.size()) {
-    const size_t comma = std::min(list.find(',', pos), list.size());
-    out.push_back(parse_size(list.substr(pos, comma - pos)));
-    pos = comma + 1;
-  }
-  return out;
-}
+constexpr anchor::Cli kCli{"memcpy_bw", "usage: anchor_memcpy_bw [--sizes 64,4096,...] [--runs R] [--min-ms MS]"};
 
 // Keeps the copy: the compiler must assume the asm reads and writes both buffers.
 inline void clobber(void* dst, const void* src) { asm volatile("" : : "r"(dst), "r"(src) : "memory"); }
@@ -60,20 +34,19 @@ int main(int argc, char** argv) {
   for (size_t s = 64; s <= (size_t{4} << 20); s *= 4) sizes.push_back(s);
   unsigned runs = 5;
   double min_ms = 30;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage("missing value for " + a);
-    const std::string v = argv[++i];
+  kCli.each(argc, argv, {}, [&](const std::string& a, const std::string& v) {
     if (a == "--sizes") {
-      sizes = parse_sizes(v);
+      sizes.clear();
+      for (const std::string& s : anchor::Cli::split(v)) sizes.push_back(kCli.positive(s, "size"));
     } else if (a == "--runs") {
-      runs = static_cast<unsigned>(parse_u64(v));
+      runs = static_cast<unsigned>(kCli.positive(v));
     } else if (a == "--min-ms") {
-      min_ms = static_cast<double>(parse_u64(v));
+      min_ms = static_cast<double>(kCli.positive(v));
     } else {
-      usage("unknown option " + a);
+      return false;
     }
-  }
+    return true;
+  });
 
   for (const size_t size : sizes) {
     const size_t alloc = (size + 4095) / 4096 * 4096;
