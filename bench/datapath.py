@@ -23,12 +23,14 @@ two vCPUs here move between "near" and "far" within seconds. One JSON object per
   within seconds). Each round also ends with a probe: round_vcpus says per round whether both
   of its probes were "near" or "far" (else "mixed"); round_ratios is ours / the anchor's
   within each round; ratio_by_vcpus the median of those per state ("mixed" rounds left out).
-- round_issue: per round, the fewest adds a nanosecond any vCPU issued in the round's two
+- round_issue, ratio_by_state: per round, the fewest adds a nanosecond any vCPU issued in the round's two
   issue probes (anchor_issue_rate, 50 ms a vCPU, as the round opens and closes): ~12.5 while
-  the host leaves each vCPU's hyperthread sibling idle, 5-7 while it runs something there.
+  the host leaves each vCPU's hyperthread sibling idle, 5-7 while it runs something there
+  (lower still while another process of this machine runs on the vCPU: see others_cpu).
   Our ping-pong does more instructions a round trip than UCX's tag_lat, so a busy sibling
   slows it more (src/engine/README.md, "Round trips bound by instructions"): compare latency
-  ratios of rounds in like states.
+  ratios of rounds in like states. ratio_by_state is the median round ratio per state,
+  "near/idle", "near/busy", "far/idle", "far/busy" (siblings idle: round_issue >= 10).
 - others_cpu: the cores' worth of CPU that processes other than this harness and its
   children used during the figure (a compiler next door shows as ~1); steal_cpu: the
   hypervisor's steal time, likewise. Figures taken with others_cpu well above 0 are suspect.
@@ -104,6 +106,26 @@ def round_state(opening, closing):
     return states.pop() if len(states) == 1 else "mixed"
 
 
+ISSUE_IDLE = 10.0  # round_issue at or above this: both vCPUs' hyperthread siblings idled (~12.5; busy: 5-7)
+
+
+def sibling_state(adds_per_ns):
+    """"idle" or "busy" for a round_issue figure (None: not measured)."""
+    if adds_per_ns is None:
+        return None
+    return "idle" if adds_per_ns >= ISSUE_IDLE else "busy"
+
+
+def combined_states(vcpus, issue):
+    """Per round, "near/idle", "far/busy", ...: the vCPUs' distance and their siblings' load
+    (None when either is unknown; a "mixed" round stays "mixed")."""
+    out = []
+    for v, i in zip(vcpus, issue):
+        sib = sibling_state(i)
+        out.append(None if v is None or sib is None else f"{v}/{sib}")
+    return out
+
+
 def paired_ratios(ours, theirs, states):
     """Pairs the figures of each round (`ours` and `theirs` hold one dict with "value", or
     an error, per round; `states` one round_state() per round). Returns the per-round ratios
@@ -116,7 +138,7 @@ def paired_ratios(ours, theirs, states):
         per_round.append(ratio(a, b))
     by_state = {}
     for r, state in zip(per_round, states):
-        if r is not None and state in ("near", "far"):
+        if r is not None and state is not None and "mixed" not in state:
             by_state.setdefault(state, []).append(r)
     return per_round, {k: round(statistics.median(v), 4) for k, v in sorted(by_state.items())}
 
@@ -555,6 +577,7 @@ class Harness:
             line["round_vcpus"] = list(self.round_vcpus)
             line["round_issue"] = list(self.round_issue)
             line["round_ratios"], line["ratio_by_vcpus"] = paired_ratios(ours, results, self.round_vcpus)
+            line["ratio_by_state"] = paired_ratios(ours, results, combined_states(self.round_vcpus, self.round_issue))[1]
             anchor_p50 = best(results, "p50")[0]
             if anchor_p50 is not None:
                 line["anchor_value_p50"] = anchor_p50

@@ -8,7 +8,8 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from datapath import NEAR_NS, AnchorError, paired_ratios, parse_only, round_state  # noqa: E402
+from datapath import (NEAR_NS, AnchorError, combined_states, paired_ratios, parse_only,  # noqa: E402
+                      round_state)
 
 
 def probe(ns):
@@ -54,6 +55,16 @@ class PairedRatios(unittest.TestCase):
         per_round, by_state = paired_ratios(ours, theirs, ["near", "near", None])
         self.assertEqual(per_round, [None, None, 0.5])
         self.assertEqual(by_state, {})
+
+    def test_rounds_are_kept_apart_by_their_siblings_load(self):
+        # anchor_issue_rate: ~12.5 adds/ns with idle hyperthread siblings, 5-7 with busy ones.
+        states = combined_states(["near", "near", "near", "mixed", "far", None], [12.4, 6.1, 11.9, 12.0, 5.5, 12.0])
+        self.assertEqual(states, ["near/idle", "near/busy", "near/idle", "mixed/idle", "far/busy", None])
+        self.assertEqual(combined_states(["near"], [None]), [None])  # not measured
+        ours = [{"value": 0.15}, {"value": 0.22}, {"value": 0.16}, {"value": 0.15}, {"value": 0.35}, {"value": 1.0}]
+        ucx = [{"value": 0.15}, {"value": 0.18}, {"value": 0.16}, {"value": 0.09}, {"value": 0.60}, {"value": 1.0}]
+        _, by_state = paired_ratios(ours, ucx, states)
+        self.assertEqual(by_state, {"far/busy": round(0.35 / 0.60, 4), "near/busy": round(0.22 / 0.18, 4), "near/idle": 1.0})
 
 
 
