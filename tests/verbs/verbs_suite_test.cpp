@@ -4,6 +4,7 @@
 // completion channels (real, pollable fds; solicited-only), CQ overrun, asynchronous events,
 // and threads sharing a QP and its CQs. The engine and its lease: lease_suite_test.cpp.
 #include <arpa/inet.h>
+#include <poll.h>
 #include <sys/epoll.h>
 
 #include <array>
@@ -266,8 +267,8 @@ TEST_P(Rc, AtomicsAreAtomicAcrossQueuePairs) {
 // An unsignaled SEND asks for no ACK (rc::Device::asks_ack): the last of a run is
 // acknowledged lazily, by a step of the responder that takes no frame (its application's idle
 // poll, or its engine once the application stops), not by a timeout. With a 2.4-hour timeout,
-// the send queue's drain (SQD, which waits for every ACK) must end within the test, and
-// nothing is sent twice.
+// the send queue's drain (SQD, which waits for every ACK) must end, and report
+// IBV_EVENT_SQ_DRAINED, within the test, and nothing is sent twice.
 TEST_P(Rc, AnUnsignaledTailIsAcknowledgedLazilyNotByATimeout) {
   Connect slow;
   slow.timeout = 31;
@@ -290,18 +291,16 @@ TEST_P(Rc, AnUnsignaledTailIsAcknowledgedLazilyNotByATimeout) {
   for (const WorkCompletion& w : rwc) EXPECT_EQ(w.status, WcStatus::kSuccess);
   QpAttr at;
   at.qp_state = QpState::kSqd;
-  ASSERT_TRUE(a.ctx->modify_qp(q, at, attr::kState).ok());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  bool drained = false;
-  while (!drained && std::chrono::steady_clock::now() < deadline) {
-    {
-      std::lock_guard lock(a.ctx->device().lock());
-      drained = !q->req_draining();
-    }
-    if (!drained) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  EXPECT_TRUE(drained) << "the ACK of the last unsignaled SEND never came";
+  at.en_sqd_async_notify = 1;
+  ASSERT_TRUE(a.ctx->modify_qp(q, at, attr::kState | attr::kEnSqdAsyncNotify).ok());
+  // The drained event is the handshake; 20 s stand for "never" (the timeout is hours).
+  pollfd pfd{a.ctx->async_fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 20000), 1) << "the ACK of the last unsignaled SEND never came";
+  auto e = a.ctx->get_async_event();
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->type, AsyncEventType::kSqDrained);
   std::lock_guard lock(a.ctx->device().lock());
+  EXPECT_FALSE(q->req_draining());
   EXPECT_EQ(a.ctx->device().counters().retransmits, 0u);
   EXPECT_EQ(a.ctx->device().counters().timeouts, 0u);
 }
