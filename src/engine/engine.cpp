@@ -259,7 +259,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
     // A step that took no frame (the engine's, an idle poll's) also sends the ACKs that no
     // packet asked for (AckPolicy::kSendAll): the requester may wait on them after all.
     if (!(answered && device_.hold_acks_without_progress()))
-      did |= device_.progress(!received && !sent_first ? rc::Device::AckPolicy::kSendAll
+      did |= device_.progress(!received ? rc::Device::AckPolicy::kSendAll
                               : kind == StepKind::kPoll ? acks
                                                         : rc::Device::AckPolicy::kSendNow,
                               answered ? Timers::kLater : Timers::kRun);

@@ -364,7 +364,7 @@ bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last
   }
   r.epsn = bth.psn + b.packets;
   r.nak_sent = false;
-  if (rc) ack_executed(r, bth.psn + (b.packets - 1u), b.last_ack_req || bth.ack_req);
+  if (rc) r.ack_executed(bth.psn + (b.packets - 1u), b.last_ack_req || bth.ack_req);
   return true;
 }
 

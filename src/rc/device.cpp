@@ -572,9 +572,7 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
   // the woken application posted while the step was still taking frames ahead of the ACK,
   // and the program's next event was the reply's: it read an empty CQ and failed (suite test
   // AnAckGoesAheadOfRequestsPostedAfterItsRequestArrived; compat ib_send_lat_events).
-  if (qp.resp_.ack_pending && (qp.resp_.ack_lazy ? acks == AckPolicy::kSendAll
-                                                 : !(acks == AckPolicy::kHoldOneStep &&
-                                                     (qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout)))) {
+  if (ack_goes_now(qp, acks)) {
     flush_acks(qp);
     did = true;
   }
@@ -678,9 +676,7 @@ bool Device::hold_acks_without_progress() {
   if (ack_qp_ != nullptr) {
     Qp& qp = *ack_qp_;
     // As progress() decides: only a QP whose ACK timeout allows it holds (else it goes now).
-    if (!qp.resp_.ack_pending || qp.resp_.ack_lazy || qp.flush_pending_ ||
-        !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
-      return false;
+    if (!qp.resp_.ack_pending || qp.resp_.ack_lazy || qp.flush_pending_ || !qp.acks_may_wait()) return false;
     qp.resp_.ack_held = true;
     holds_acks_ = true;
     ack_qp_ = nullptr;

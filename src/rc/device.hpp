@@ -350,7 +350,7 @@ class Device {
   // its WQE is signaled (its completion needs the ACK), kAckReqInterval packets or half the
   // send queue's depth have gone since the last request (its slots come back with ACKs: a
   // queue of unsignaled WQEs never waits on a lazy one), the QP's timeout is too short for a
-  // lazy ACK (kHoldAckMinTimeout), or it is a retransmission.
+  // lazy ACK (Qp::acks_may_wait), or it is a retransmission.
   [[gnu::always_inline]] inline bool asks_ack(const Qp& qp, bool signaled) const;
   [[gnu::always_inline]] inline void refused_one_packet(Qp& qp, verbs::SendWqe& w);
   template <class Piece>
@@ -483,11 +483,12 @@ class Device {
   // A visited QP's ACK (pending, under AckPolicy::kHoldOneStep): held, or sent if the last
   // step held it already.
   void hold_or_flush_ack(Qp& qp);
-  // A request executed in sequence at `psn`: its ACK is pending, lazily if it asked for none.
-  static void ack_executed(ResponderState& r, Psn psn, bool ack_req) {
-    r.ack_lazy = !ack_req && (!r.ack_pending || r.ack_lazy);
-    r.ack_pending = true;
-    r.ack_psn = psn;
+  // Whether qp's pending ACK goes out in a visit under `acks`: a lazy one only under
+  // kSendAll, a requested one unless a poll's step holds it (kHoldOneStep, acks_may_wait()).
+  static bool ack_goes_now(const Qp& qp, AckPolicy acks) {
+    if (!qp.resp_.ack_pending) return false;
+    if (qp.resp_.ack_lazy) return acks == AckPolicy::kSendAll;
+    return !(acks == AckPolicy::kHoldOneStep && qp.acks_may_wait());
   }
   // After active_[i]'s visit: true when it stays active; else it leaves active_ (the last one
   // takes its place) and is parked if a timer runs.

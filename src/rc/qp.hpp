@@ -148,6 +148,15 @@ struct ResponderState {
   // the requester waits on nothing it would answer.
   bool ack_lazy = false;
   Psn ack_psn{};
+  // A request executed in sequence at `psn`: its ACK is pending, lazily if it asked for none
+  // (and no requested one is pending already).
+  void ack_executed(Psn psn, bool ack_req) {
+    ack_lazy = !ack_req && (!ack_pending || ack_lazy);
+    ack_pending = true;
+    ack_psn = psn;
+  }
+  // The pending ACK went out, or a NAK stands for it.
+  void ack_done() { ack_pending = ack_held = ack_lazy = false; }
   std::vector<Resource> resources;
   uint32_t resource_next = 0;
   std::deque<OutJob> out;  // responses waiting for the link, oldest first
@@ -164,6 +173,10 @@ class Qp {
   verbs::QpType type() const { return init_.qp_type; }
   verbs::QpState state() const { return state_; }
   const verbs::QpAttr& attr() const { return attr_; }
+  // Whether its ACKs may wait a step or more (held by a poll's step, AckPolicy::kHoldOneStep;
+  // lazy ones, ResponderState::ack_lazy): its timeout attribute is kHoldAckMinTimeout or more,
+  // or 0 (none). Its peer is taken to use the same.
+  bool acks_may_wait() const { return attr_.timeout == 0 || attr_.timeout >= kHoldAckMinTimeout; }
   const verbs::QpInitAttr& init_attr() const { return init_; }
   const verbs::Pd* pd() const { return pd_; }
   verbs::Cq* send_cq() const { return send_cq_; }

@@ -242,7 +242,7 @@ bool Device::write_one_packet(Qp& qp, packet::Opcode op, const Request& r, const
 bool Device::asks_ack(const Qp& qp, bool signaled) const {
   const RequesterState& req = qp.req_;
   return signaled || req.packets_since_ackreq + 1 >= std::min(kAckReqInterval, qp.sq_.ring().capacity() / 2) ||
-         !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout) || before(req.next_psn, req.sent_high);
+         !qp.acks_may_wait() || before(req.next_psn, req.sent_high);
 }
 
 void Device::sent_one_packet(Qp& qp, verbs::SendWqe& w, uint32_t pos, bool ack_req) {
@@ -285,8 +285,7 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
   if (qp.state_ != verbs::QpState::kRts || qp.flush_pending_.load(std::memory_order_relaxed) ||
       !qp.resp_.out.empty() || req.rnr_wait || req.send_started || req.draining || ring.tail() != req.send_pos)
     return std::nullopt;
-  if (qp.resp_.ack_pending && !qp.resp_.ack_lazy && !(qp.attr_.timeout == 0 || qp.attr_.timeout >= kHoldAckMinTimeout))
-    return std::nullopt;  // that ACK goes ahead of the request (visit())
+  if (ack_goes_now(qp, AckPolicy::kHoldOneStep)) return std::nullopt;  // it goes ahead of the request (visit())
   // run_requester()'s (a READ or atomic is not the fast path's), and SendQueue::post must take
   // the WR below (a refusal is post_send's to report).
   const bool is_inline = (wr.send_flags & verbs::send_flag::kInline) != 0;

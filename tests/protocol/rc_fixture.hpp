@@ -280,6 +280,18 @@ class RcProtocol : public ::testing::Test {
     post_send(qp, wr);
   }
 
+  // The one frame sent, which must be an acknowledgement to the peer.
+  static Sent only_ack(const std::vector<Sent>& sent) {
+    EXPECT_EQ(sent.size(), 1u);
+    if (sent.empty()) return {};
+    const Sent& s = sent[0];
+    EXPECT_EQ(s.opcode, Opcode::kRcAcknowledge);
+    EXPECT_EQ(s.h.bth.dest_qp, kPeerQpn);
+    EXPECT_EQ(s.to.dlid, kPeerLid);
+    EXPECT_TRUE(s.h.aeth.has_value());
+    return s;
+  }
+
   static std::vector<WorkCompletion> poll(Cq* cq) {
     std::vector<WorkCompletion> out;
     WorkCompletion wc[64];

@@ -31,71 +31,11 @@ class RcResponderProtocol : public RcProtocol {
     h.atomic_eth = wire::AtomicEth{va, mr->rkey, add, 0};
     return h;
   }
-  // The one frame sent, which must be an acknowledgement to the peer.
-  static Sent only_ack(const std::vector<Sent>& sent) {
-    EXPECT_EQ(sent.size(), 1u);
-    if (sent.empty()) return {};
-    const Sent& s = sent[0];
-    EXPECT_EQ(s.opcode, Opcode::kRcAcknowledge);
-    EXPECT_EQ(s.h.bth.dest_qp, kPeerQpn);
-    EXPECT_EQ(s.to.dlid, kPeerLid);
-    EXPECT_TRUE(s.h.aeth.has_value());
-    return s;
-  }
-
   QpOptions options;
   rc::Qp* qp = nullptr;
 };
 
 // ---- SEND ----
-
-// A request that asked for no ACK (AckReq clear) is acknowledged lazily: not by the steps of
-// a ping-pong (kSendNow, kHoldOneStep), but with the next ACK a request asks for, or by a step
-// that took no frame (kSendAll, progress()'s default).
-TEST_F(RcResponderProtocol, ARequestThatAskedForNoAckIsAcknowledgedOnlyByAnIdleStep) {
-  post_recv(qp, 1, 4096, 64);
-  fill(0, 64, 3);
-  deliver(req(Opcode::kRcSendOnly, 0), bytes(0, 64));
-  ASSERT_EQ(poll(rcq).size(), 1u) << "executed at once";
-  device.progress(rc::Device::AckPolicy::kHoldOneStep);
-  device.progress(rc::Device::AckPolicy::kSendNow);
-  EXPECT_TRUE(sink.take().empty()) << "nobody waits on it";
-  device.progress(rc::Device::AckPolicy::kSendAll);
-  const Sent a = only_ack(sink.take());
-  EXPECT_EQ(a.psn(), epsn());
-  EXPECT_EQ(a.syndrome(), kAckSyndrome);
-  EXPECT_EQ(a.msn(), 1u);
-  EXPECT_TRUE(progress().empty()) << "once";
-}
-
-TEST_F(RcResponderProtocol, ALazyAckGoesWithTheNextOneARequestAsksFor) {
-  post_recv(qp, 1, 4096, 64);
-  post_recv(qp, 2, 8192, 64);
-  fill(0, 64, 3);
-  deliver(req(Opcode::kRcSendOnly, 0), bytes(0, 64));
-  deliver(req(Opcode::kRcSendOnly, 1, true), bytes(0, 64));
-  device.progress(rc::Device::AckPolicy::kSendNow);
-  const Sent a = only_ack(sink.take());
-  EXPECT_EQ(a.psn(), epsn() + 1) << "one ACK for both";
-  EXPECT_EQ(a.msn(), 2u);
-  EXPECT_TRUE(progress().empty());
-}
-
-TEST_F(RcResponderProtocol, ANakTakesTheLazyAcksPlaceAndARetryIsAnsweredAtOnce) {
-  post_recv(qp, 1, 4096, 64);
-  fill(0, 64, 3);
-  deliver(req(Opcode::kRcSendOnly, 0), bytes(0, 64));
-  deliver(req(Opcode::kRcSendOnly, 2), bytes(0, 64));  // PSN 1 lost
-  const Sent n = only_ack(sink.take());
-  EXPECT_EQ(n.psn(), epsn() + 1) << "the NAK acknowledges PSN 0 too";
-  EXPECT_EQ(n.syndrome(), kNakPsnSequence);
-  EXPECT_TRUE(progress().empty()) << "no lazy ACK after it";
-  // The requester's retry of PSN 0 (a duplicate), asking for nothing: answered at once.
-  deliver(req(Opcode::kRcSendOnly, 0), bytes(0, 64));
-  device.progress(rc::Device::AckPolicy::kSendNow);
-  const Sent d = only_ack(sink.take());
-  EXPECT_EQ(d.psn(), epsn());
-}
 
 TEST_F(RcResponderProtocol, InOrderSendIsAcknowledgedOnceAtTheLastAckReqPsn) {
   post_recv(qp, 7, 4096, 1024);
