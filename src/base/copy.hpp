@@ -20,7 +20,7 @@ namespace softib {
 // its way: into the send WQE, into the frame, into the receive buffer), inline: up to 16
 // bytes as two overlapping loads and stores, without the library call (its dispatch and
 // size tests cost more than the copy). Larger sizes call memcpy.
-inline void copy_small(void* dst, const void* src, size_t n) {
+[[gnu::always_inline]] inline void copy_small(void* dst, const void* src, size_t n) {
   auto* d = static_cast<uint8_t*>(dst);
   const auto* s = static_cast<const uint8_t*>(src);
   if (n >= 8 && n <= 16) {

@@ -345,7 +345,10 @@ std::optional<Status> Engine::post(rc::Qp& qp, std::span<const verbs::SendWr> wr
   return s;
 }
 
-bool Engine::try_progress(StepKind kind, PollFor* poll, rc::Qp* posted) {
+// try_progress() and locked_step() are inlined into their callers (poll_inline() and the
+// posts): two calls fewer on the way from a poll to the frame it waits for (callgrind, 8-byte
+// ping-pong: ~15 instructions of the critical path fewer).
+[[gnu::always_inline]] inline bool Engine::try_progress(StepKind kind, PollFor* poll, rc::Qp* posted) {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return false;
   if (posted != nullptr) device_.activate(*posted);
@@ -353,7 +356,7 @@ bool Engine::try_progress(StepKind kind, PollFor* poll, rc::Qp* posted) {
   return true;
 }
 
-void Engine::locked_step(std::unique_lock<SpinLock>& lock, StepKind kind, PollFor* poll, bool sent) {
+[[gnu::always_inline]] inline void Engine::locked_step(std::unique_lock<SpinLock>& lock, StepKind kind, PollFor* poll, bool sent) {
   bump(counters_.inline_steps);
   defer_signals_ = true;
   if (poll != nullptr && poll->direct != nullptr) poll->cq->offer_direct(poll->direct);

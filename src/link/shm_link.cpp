@@ -52,36 +52,6 @@ bool awaited_send(const Record& rec) {
   return op == packet::Opcode::kRcSendOnly || op == packet::Opcode::kRcSendOnlyWithImmediate;
 }
 
-// Stores a header's field as its own type (named explicitly: a value of another width does
-// not compile silently) at its offset in the ring.
-template <class Field>
-void put_field(uint8_t* base, size_t offset, Field value) {
-  std::memcpy(base + offset, &value, sizeof value);
-}
-
-// A frame header goes into the ring field by field, each from a value in a register: reserve()
-// writes an ordinary frame's, commit_burst() overwrites the burst's fields in place. Never a
-// header built in memory and copied in: such a copy reads it back as wide words over the
-// narrower stores that built it, and that load cannot take its bytes from stores still in
-// flight, so it waits until every older store has left this core, including the previous
-// frame's stores into a ring whose lines are still on their way from the peer's core
-// (back-to-back frames then went one cross-core transfer at a time). Nor two words composed
-// from such a header's fields: GCC merges those loads into the same 16-byte copy (seen in
-// the release build's code).
-//
-// An ordinary frame's header (reserve()).
-void store_frame_header(uint8_t* at, uint16_t slid, uint16_t dlid, uint8_t sl) {
-  put_field<decltype(ShmFrameHeader::slid)>(at, offsetof(ShmFrameHeader, slid), slid);
-  put_field<decltype(ShmFrameHeader::dlid)>(at, offsetof(ShmFrameHeader, dlid), dlid);
-  put_field<decltype(ShmFrameHeader::sl)>(at, offsetof(ShmFrameHeader, sl), sl);
-  put_field<decltype(ShmFrameHeader::burst_mtu)>(at, offsetof(ShmFrameHeader, burst_mtu), 0);
-  put_field<decltype(ShmFrameHeader::packets)>(at, offsetof(ShmFrameHeader, packets), 1);
-  put_field<decltype(ShmFrameHeader::last_opcode)>(at, offsetof(ShmFrameHeader, last_opcode), 0);
-  put_field<decltype(ShmFrameHeader::last_flags)>(at, offsetof(ShmFrameHeader, last_flags), 0);
-  put_field<decltype(ShmFrameHeader::reserved)>(at, offsetof(ShmFrameHeader, reserved), 0);
-  put_field<decltype(ShmFrameHeader::last_ext)>(at, offsetof(ShmFrameHeader, last_ext), 0);
-}
-
 // A burst's fields (rc::Burst), over the header reserve() stored.
 void store_burst_fields(uint8_t* at, const rc::Burst& b, uint8_t flags) {
   put_field<decltype(ShmFrameHeader::burst_mtu)>(at, offsetof(ShmFrameHeader, burst_mtu), b.mtu);
@@ -244,10 +214,6 @@ wire::MutByteSpan ShmLink::reserve_frame(const rc::FrameAddr& to, Qpn dest_qp, s
 }
 
 wire::MutByteSpan ShmLink::start_record(Peer* p, wire::MutByteSpan room, const rc::FrameAddr& to, size_t len) {
-  const size_t header = room.size() - len;
-  store_frame_header(room.data(), to.slid.value(), to.dlid.value(), to.sl);
-  building_at_ = room.data();
-  building_packed_ = false;
   if (to.global) {
     uint8_t* g = room.data() + sizeof(ShmFrameHeader);
     std::memcpy(g + offsetof(ShmGrhFields, sgid), to.sgid.raw().data(), 16);
@@ -257,10 +223,7 @@ wire::MutByteSpan ShmLink::start_record(Peer* p, wire::MutByteSpan room, const r
     put_field<decltype(ShmGrhFields::hop_limit)>(g, offsetof(ShmGrhFields, hop_limit), to.hop_limit);
     std::memset(g + offsetof(ShmGrhFields, reserved), 0, sizeof(ShmGrhFields::reserved));
   }
-  building_ = p;
-  building_header_ = header;
-  building_kind_ = to.global ? kRecordFrameGlobal : kRecordFrame;
-  return room.subspan(header, len);
+  return start_record_at(p, room.data(), room.size() - len, to.global ? kRecordFrameGlobal : kRecordFrame, to, len);
 }
 
 wire::MutByteSpan ShmLink::reserve_packed(Peer* p, const rc::FrameAddr& to, size_t len) {
