@@ -431,7 +431,7 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
     // The sender still writes the copy of the burst at the head: the channel waits.
     if (r.later && copy_pending(r)) return false;
     for (;;) {
-      if (spent() || answered()) {
+      if (answered() || spent()) {  // the answer first: the usual reason a poll stops
         cut_short = true;
         break;
       }
