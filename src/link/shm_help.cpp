@@ -196,10 +196,9 @@ void ShmLink::settle_copies() {
 // The sender's side: the offer names this process's memory (`from`) and the offering
 // process's (`into`); both come from another process, so counts and lengths are checked and
 // a bad address fails the copy (EFAULT), never this process.
-void ShmLink::serve_help(uint32_t i) {
+void ShmLink::serve_offered_help(uint32_t i) {
   using Slot = ChannelControl::HelpSlot;
   Slot& slot = watches_[i].mem.control().help;
-  if (slot.state.load(std::memory_order_relaxed) != kHelpOffered) return;
   const Reader& r = readers_[i];
   // A process that is gone may have left an offer (the slot is reset when its channel is
   // reclaimed); its pid may name another process one day.

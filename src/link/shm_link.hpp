@@ -497,7 +497,11 @@ class ShmLink final : public rc::FrameSink {
   // seen within kAliveCheckTicks.
   bool live_copy_later(Reader& r);
   // Takes an offered copy in channel i's slot, if any, and makes it. REQUIRES: the device's lock.
-  void serve_help(uint32_t i);
+  // The look is inline (every poll's visit of a channel makes it; an offer is rare).
+  void serve_help(uint32_t i) {
+    if (watches_[i].mem.control().help.state.load(std::memory_order_relaxed) == kHelpOffered) serve_offered_help(i);
+  }
+  void serve_offered_help(uint32_t i);
   void serve_helps() {
     any_active_channel([&](uint32_t i) {
       serve_help(i);
