@@ -318,14 +318,6 @@ void Engine::post_inline(rc::Qp& posted) {
   }
 }
 
-void Engine::touch_sometimes() {
-  // Relaxed load and store, not an atomic increment: threads racing here only make a
-  // refresh a little earlier or later.
-  const uint32_t n = touches_.load(std::memory_order_relaxed) + 1;
-  touches_.store(n, std::memory_order_relaxed);
-  if (n % kTouchEvery == 0) touch();
-}
-
 std::optional<Status> Engine::post(rc::Qp& qp, std::span<const verbs::SendWr> wrs, size_t* bad) {
   std::unique_lock lock(device_.lock(), std::try_to_lock);
   if (!lock.owns_lock()) return std::nullopt;
@@ -371,7 +363,7 @@ std::optional<Status> Engine::post(rc::Qp& qp, std::span<const verbs::SendWr> wr
   signal_owed();
 }
 
-void Engine::touch_after_step(bool ran) {
+[[gnu::always_inline]] inline void Engine::touch_after_step(bool ran) {
   // The step's end stamp when this thread ran it: one time-stamp reading fewer. A busy
   // step has none (step()): the lease is then refreshed as a poll that found completions
   // refreshes it.

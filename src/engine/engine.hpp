@@ -133,7 +133,14 @@ class Engine {
   // takes them at once (the time-stamp counter costs ~11 ns a reading here). A thread that
   // keeps finding completions refreshes the lease every few microseconds at most; one that
   // polls rarely lets it lapse, and the engine takes over, as it should.
-  void touch_sometimes();
+  // Inline: a poll that found completions and a busy step's end call it, each time.
+  // Relaxed load and store, not an atomic increment: threads racing here only make a
+  // refresh a little earlier or later.
+  void touch_sometimes() {
+    const uint32_t n = touches_.load(std::memory_order_relaxed) + 1;
+    touches_.store(n, std::memory_order_relaxed);
+    if (n % kTouchEvery == 0) touch();
+  }
   static constexpr uint32_t kTouchEvery = 16;
   static constexpr uint32_t kIdlePollsPerTick = 8;
   // An application thread's poll found completions (`away`: it leaves the library with them,
