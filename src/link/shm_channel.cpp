@@ -42,8 +42,7 @@ std::optional<wire::MutByteSpan> ChannelWriter::reserve_after_pad(size_t length,
   pad.aux = 0;
   pad.tag.store(tail_ + 1, std::memory_order_release);
   tail_ += to_end;
-  reserved_at_ = tail_;
-  return wire::MutByteSpan(mem_.data() + sizeof(RecordHeader), length);
+  return wire::MutByteSpan(reserve_at_tail(), length);  // at offset 0
 }
 
 void ChannelWriter::note_head_transfer(uint64_t ns) {

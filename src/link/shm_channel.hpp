@@ -171,8 +171,7 @@ class ChannelWriter {
     const uint64_t to_end = mem_.capacity() - (tail_ & (mem_.capacity() - 1));
     if (need > to_end) return reserve_after_pad(length, need, to_end);
     if (!room_after_reading_head(need)) return std::nullopt;
-    reserved_at_ = tail_;
-    return wire::MutByteSpan(mem_.data() + (tail_ & (mem_.capacity() - 1)) + sizeof(RecordHeader), length);
+    return wire::MutByteSpan(reserve_at_tail(), length);
   }
   // reserve()'s common case, where the record needs no pad before it and the cached head
   // shows room: its body's address, or nullptr (reserve() then pads or reads the head). It
@@ -180,10 +179,8 @@ class ChannelWriter {
   [[gnu::always_inline]] uint8_t* reserve_in_place(size_t length) {
     SOFTIB_ASSERT(length <= max_body());
     const uint64_t need = record_size(length);
-    const uint64_t at = tail_ & (mem_.capacity() - 1);
-    if (need > mem_.capacity() - at || mem_.capacity() - (tail_ - head_cache_) < need) return nullptr;
-    reserved_at_ = tail_;
-    return mem_.data() + at + sizeof(RecordHeader);
+    if (need > mem_.capacity() - (tail_ & (mem_.capacity() - 1)) || !room_by_cached_head(need)) return nullptr;
+    return reserve_at_tail();
   }
   // Publishes the reserved record with its first `length` bytes. REQUIRES: length <= the
   // reserved length.
@@ -235,8 +232,15 @@ class ChannelWriter {
   uint64_t times_full() const { return full_; }
 
  private:
-  // Whether `bytes` fit behind the consumer's head as last read; else reads it again.
-  bool room_for(uint64_t bytes) { return mem_.capacity() - (tail_ - head_cache_) >= bytes || room_after_reading_head(bytes); }
+  // Whether `bytes` fit behind the consumer's head as last read (no load of the shared head).
+  bool room_by_cached_head(uint64_t bytes) const { return mem_.capacity() - (tail_ - head_cache_) >= bytes; }
+  // The same, else reads the head again.
+  bool room_for(uint64_t bytes) { return room_by_cached_head(bytes) || room_after_reading_head(bytes); }
+  // The record at the tail is reserved: its body's address.
+  uint8_t* reserve_at_tail() {
+    reserved_at_ = tail_;
+    return mem_.data() + (tail_ & (mem_.capacity() - 1)) + sizeof(RecordHeader);
+  }
   bool room_after_reading_head(uint64_t bytes);
   // A record that does not fit before the end of the data: a pad record to the end first.
   std::optional<wire::MutByteSpan> reserve_after_pad(size_t length, uint64_t need, uint64_t to_end);

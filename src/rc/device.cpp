@@ -584,7 +584,7 @@ bool Device::visit(Qp& qp, AckPolicy acks, Timers timers) {
     if (qp.req_.drain_notify) async({verbs::AsyncEventType::kSqDrained, nullptr, &qp});
     did = true;
   }
-  if (qp.resp_.ack_pending && !qp.resp_.ack_lazy) {
+  if (qp.resp_.ack_requested()) {
     hold_or_flush_ack(qp);
     did = true;
   }
@@ -676,7 +676,7 @@ bool Device::hold_acks_without_progress() {
   if (ack_qp_ != nullptr) {
     Qp& qp = *ack_qp_;
     // As progress() decides: only a QP whose ACK timeout allows it holds (else it goes now).
-    if (!qp.resp_.ack_pending || qp.resp_.ack_lazy || qp.flush_pending_ || !qp.acks_may_wait()) return false;
+    if (!qp.resp_.ack_requested() || qp.flush_pending_ || !qp.acks_may_wait()) return false;
     qp.resp_.ack_held = true;
     holds_acks_ = true;
     ack_qp_ = nullptr;

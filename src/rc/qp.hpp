@@ -157,6 +157,8 @@ struct ResponderState {
   }
   // The pending ACK went out, or a NAK stands for it.
   void ack_done() { ack_pending = ack_held = ack_lazy = false; }
+  // An ACK is pending that a packet asked for (not only a lazy one): a visit holds or sends it.
+  bool ack_requested() const { return ack_pending && !ack_lazy; }
   std::vector<Resource> resources;
   uint32_t resource_next = 0;
   std::deque<OutJob> out;  // responses waiting for the link, oldest first

@@ -330,7 +330,7 @@ std::optional<Status> Device::post_send_now(Qp& qp, const verbs::SendWr& wr) {
   ++timer_deferrals_;
   activate(qp);  // the only active QP: active_[0]
   ++counters_.qp_visits;
-  if (qp.resp_.ack_pending && !qp.resp_.ack_lazy) hold_or_flush_ack(qp);  // as visit()
+  if (qp.resp_.ack_requested()) hold_or_flush_ack(qp);  // as visit()
   settle_visited(0);                                // as progress()'s walk
   return Status();
 }
