@@ -2,6 +2,7 @@
 #   make test   install what the build needs (apt, as root), build with ASan+UBSan, run every
 #               test, then build the libFuzzer targets with clang and fuzz each briefly
 #   make demo   install, build (release) and show softib working
+#   make release / make bench build the release preset with profile-guided optimisation
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 TEST_PRESET ?= asan
@@ -29,7 +30,10 @@ build: bootstrap
 	cmake --preset debug >/dev/null
 	cmake --build --preset debug -j $(JOBS)
 
+# Optimised with profiles of the data path's workloads (scripts/pgo.sh: taken again only when
+# a source file is newer than them; README, "Profile-guided builds").
 release: bootstrap
+	bash scripts/pgo.sh
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
@@ -71,6 +75,7 @@ fuzz-smoke fuzz: bootstrap
 # data-path benchmark to 5 sizes and 2 rounds. bench_verbs takes arguments: datapath.py runs it
 # against UCX, libfabric, memcpy and the cache-line probe.
 bench: bootstrap-bench
+	bash scripts/pgo.sh
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	@set -e; for b in build/release/bench/bench_*; do \
