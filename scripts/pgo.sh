@@ -3,10 +3,12 @@
 # builds"): builds bench_verbs and softibd instrumented in build/pgo-train, runs the data
 # path's workloads on them (an 8-byte ping-pong, 64-byte SENDs in batches, RDMA WRITE and READ
 # streams), and leaves the profiles in build/pgo-profile, whose profile-id the release preset
-# looks for. Does nothing while the profiles are newer than every source file; --force takes
-# them again.
+# looks for. By default it does nothing while the profiles are newer than every source file
+# (`make bench`: the figures are of the code as it is); --if-missing only when there are none
+# (`make release`: a new profile rebuilds every object, ~15 min here, and a function changed
+# since only loses its profile); --force takes them again.
 #
-#   bash scripts/pgo.sh [--force]
+#   bash scripts/pgo.sh [--if-missing | --force]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -14,7 +16,16 @@ train=$top/build/pgo-train
 profile=$top/build/pgo-profile
 jobs=${JOBS:-$(nproc)}
 
-if [[ ${1:-} != --force && -f $profile/profile-id ]] &&
+mode=${1:-}
+case $mode in
+  "" | --if-missing | --force) ;;
+  *) echo "usage: bash scripts/pgo.sh [--if-missing | --force]" >&2; exit 2 ;;
+esac
+if [[ $mode == --if-missing && -f $profile/profile-id ]]; then
+  echo "pgo: using the profiles in $profile (bash scripts/pgo.sh --force takes them again)"
+  exit 0
+fi
+if [[ -z $mode && -f $profile/profile-id ]] &&
    [[ -z $(find src include bench/verbs.cpp bench/CMakeLists.txt CMakeLists.txt cmake -newer "$profile/profile-id" -print -quit) ]]; then
   echo "pgo: $profile is up to date"
   exit 0
