@@ -348,6 +348,7 @@ void ShmLink::copy_large(void* dst, const void* src, size_t n) {
   if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) {
     const ChannelWriter& w = *building_->writer;
     cached = building_->copy.cached(cycle_ticks(), n, w.consumer_near(), w.capacity(), w.times_full());
+    if (w.consumer_near()) ++counters_.copies_near;
   }
   ++(cached ? counters_.copies_cached : counters_.copies_streamed);
   if (cached)

@@ -129,6 +129,7 @@ struct ShmLinkCounters {
   uint64_t ref_refused = 0;      // by-reference frames from a sender whose memory this process cannot read (lost)
   uint64_t copies_cached = 0;    // large payload copies made with ordinary stores (PeerCopy)
   uint64_t copies_streamed = 0;  // ... and with non-temporal stores
+  uint64_t copies_near = 0;      // PeerCopy::kAuto copies made while the consumer was judged near
   // Copies by reference shared with the sending process (rc::CopyHelp, ShmLink's help):
   uint64_t helps_offered = 0;    // parts offered to the sender
   uint64_t helps_taken = 0;      // ... that the sender wrote in

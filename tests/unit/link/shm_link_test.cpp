@@ -469,13 +469,18 @@ TEST_F(ShmLinkTest, LargeCopiesGoAsTheCopyModeSays) {
       EXPECT_EQ(c.copies_streamed, 0u);
     }
     if (mode == PeerCopy::kAuto) {
-      // The consumer is this very thread, as near as a consumer gets: after the first window
-      // of head reloads the copies are ordinary ones. (Not under ThreadSanitizer, whose
-      // instrumented loads take longer than the near threshold: the timing is the input.)
+      // Far until measured. The consumer is this very thread, as near as a consumer gets, but
+      // whether a window of head reloads is judged near is a timing (ChannelWriter's
+      // note_head_transfer, tested with given times in shm_channel_test): in a parallel ctest
+      // under AddressSanitizer on two busy vCPUs (CI of 2026-12-07) every window was judged
+      // far once, as ThreadSanitizer's slower loads made them always. What holds whatever the
+      // timing: a consumer judged near starts the chooser over from its guess, ordinary stores.
       EXPECT_GT(c.copies_streamed, 0u) << "far until measured";
-#if !defined(__SANITIZE_THREAD__)
-      EXPECT_GT(c.copies_cached, 0u);
-#endif
+      if (c.copies_near > 0) {
+        EXPECT_GT(c.copies_cached, 0u) << c.copies_near << " copies with the consumer near";
+      }
+    } else {
+      EXPECT_EQ(c.copies_near, 0u) << "a fixed mode measures nothing";
     }
   }
 }
