@@ -33,8 +33,11 @@ build: bootstrap
 # Optimised with profiles of the data path's workloads (scripts/pgo.sh; README, "Profile-guided
 # builds"): taken when there are none. `make bench` takes them again when a source file is
 # newer than they are.
+# A training that fails leaves the plain -O2 build.
+take_profiles = bash scripts/pgo.sh $(1) || echo "pgo: no profiles taken: the release build is the plain -O2 one"
+
 release: bootstrap
-	bash scripts/pgo.sh --if-missing || echo "pgo: no profiles taken: the release build is the plain -O2 one"
+	$(call take_profiles,--if-missing)
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 
@@ -76,7 +79,7 @@ fuzz-smoke fuzz: bootstrap
 # data-path benchmark to 5 sizes and 2 rounds. bench_verbs takes arguments: datapath.py runs it
 # against UCX, libfabric, memcpy and the cache-line probe.
 bench: bootstrap-bench
-	bash scripts/pgo.sh || echo "pgo: no profiles taken: the release build is the plain -O2 one"
+	$(call take_profiles)
 	cmake --preset release >/dev/null
 	cmake --build --preset release -j $(JOBS)
 	@set -e; for b in build/release/bench/bench_*; do \

@@ -347,8 +347,9 @@ void ShmLink::copy_large(void* dst, const void* src, size_t n) {
   bool cached = peer_copy_ == PeerCopy::kCached;
   if (peer_copy_ == PeerCopy::kAuto && building_ != nullptr) {
     const ChannelWriter& w = *building_->writer;
-    cached = building_->copy.cached(cycle_ticks(), n, w.consumer_near(), w.capacity(), w.times_full());
-    if (w.consumer_near()) ++counters_.copies_near;
+    const bool near = w.consumer_near();
+    cached = building_->copy.cached(cycle_ticks(), n, near, w.capacity(), w.times_full());
+    if (near) ++counters_.copies_near;
   }
   ++(cached ? counters_.copies_cached : counters_.copies_streamed);
   if (cached)
