@@ -83,8 +83,8 @@ struct DeviceCounters {
   uint64_t ref_bursts_sent = 0;      // bursts whose payload went by reference
   uint64_t ref_pulls = 0;            // by-reference payloads copied straight into their target
   uint64_t ref_pull_failures = 0;    // by-reference payloads that could not be read (burst lost)
-  uint64_t fast_received = 0;        // one-packet RC SENDs and ACKs the receive fast paths took
-                                     // (receive_send_only, receive_ack)
+  uint64_t fast_received = 0;        // one-packet RC SENDs, WRITEs and ACKs the receive fast paths
+                                     // took (receive_send_only, receive_write_only, receive_ack)
   uint64_t fast_sent = 0;            // one-packet WQEs the requester's fast path sent (send_one_packet)
   uint64_t qp_visits = 0;            // QPs progress() looked at (it visits only those with work)
   uint64_t qp_parks = 0;             // QPs parked with only a timer running (Device::park)
@@ -210,7 +210,8 @@ class Device {
   // ---- transport ----
   // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
   void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
-  // The fast paths (receive_send_only, receive_ack, send_one_packet) on or off: off, every
+  // The fast paths (receive_send_only, receive_write_only, receive_ack, send_one_packet) on or
+  // off: off, every
   // packet takes the general path.
   // For the test that holds the two to the same results, and for bisecting.
   void set_fast_paths(bool on) { fast_paths_ = on; }
@@ -439,6 +440,7 @@ class Device {
   bool scatter_sges(Qp& qp, verbs::RecvWqe& w, uint64_t offset, wire::ByteSpan data, verbs::WcStatus* fault);
   // `qp`: the QP the frame's BTH names (receive() looked it up), or null.
   bool receive_send_only(const FrameAddr& from, wire::ByteSpan t, Qp* qp);
+  bool receive_write_only(wire::ByteSpan t, Qp* qp);
   bool receive_ack(wire::ByteSpan t, Qp* qp);
   // `qp` (the QP the frame names) if a fast path may take the frame: an RC QP whose P_Key
   // matches the frame's (the checks of receive() before it dispatches); else nullptr.

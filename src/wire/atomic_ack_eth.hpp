@@ -26,11 +26,11 @@ struct AtomicAckEth {
 
   static Parsed<AtomicAckEth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return AtomicAckEth{get(in, kOrigRemDt)};
+    return AtomicAckEth{get_aligned<kOrigRemDt>(in)};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
-    set(out, kOrigRemDt, orig_remote_data);
+    set_aligned<kOrigRemDt>(out, orig_remote_data);
   }
   friend bool operator==(const AtomicAckEth&, const AtomicAckEth&) = default;
 };

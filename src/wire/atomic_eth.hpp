@@ -38,14 +38,15 @@ struct AtomicEth {
 
   static Parsed<AtomicEth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return AtomicEth{get(in, kVa), RKey(get_u32(in, kRKey)), get(in, kSwapData), get(in, kCmpData)};
+    return AtomicEth{get_aligned<kVa>(in), RKey(static_cast<uint32_t>(get_aligned<kRKey>(in))), get_aligned<kSwapData>(in),
+                     get_aligned<kCmpData>(in)};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
-    set(out, kVa, va);
-    set(out, kRKey, rkey.value());
-    set(out, kSwapData, swap_add);
-    set(out, kCmpData, compare);
+    set_aligned<kVa>(out, va);
+    set_aligned<kRKey>(out, rkey.value());
+    set_aligned<kSwapData>(out, swap_add);
+    set_aligned<kCmpData>(out, compare);
   }
   friend bool operator==(const AtomicEth&, const AtomicEth&) = default;
 };

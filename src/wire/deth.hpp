@@ -31,13 +31,13 @@ struct Deth {
 
   static Parsed<Deth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return Deth{QKey(get_u32(in, kQKey)), Qpn(get_u32(in, kSrcQp))};
+    return Deth{QKey(static_cast<uint32_t>(get_aligned<kQKey>(in))), Qpn(static_cast<uint32_t>(get_aligned<kSrcQp>(in)))};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
-    std::fill_n(out.begin(), kLen, uint8_t{0});
-    set(out, kQKey, qkey.value());
-    set(out, kSrcQp, src_qp.value());
+    set_aligned<kQKey>(out, qkey.value());
+    set_aligned<kResv8>(out, 0);
+    set_aligned<kSrcQp>(out, src_qp.value());
   }
   friend bool operator==(const Deth&, const Deth&) = default;
 };

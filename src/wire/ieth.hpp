@@ -27,11 +27,11 @@ struct Ieth {
 
   static Parsed<Ieth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return Ieth{RKey(get_u32(in, kRKey))};
+    return Ieth{RKey(static_cast<uint32_t>(get_aligned<kRKey>(in)))};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
-    set(out, kRKey, rkey.value());
+    set_aligned<kRKey>(out, rkey.value());
   }
   friend bool operator==(const Ieth&, const Ieth&) = default;
 };

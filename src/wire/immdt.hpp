@@ -26,11 +26,11 @@ struct ImmDt {
 
   static Parsed<ImmDt> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return ImmDt{get_u32(in, kImmDt)};
+    return ImmDt{static_cast<uint32_t>(get_aligned<kImmDt>(in))};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
-    set(out, kImmDt, imm);
+    set_aligned<kImmDt>(out, imm);
   }
   friend bool operator==(const ImmDt&, const ImmDt&) = default;
 };

@@ -35,13 +35,14 @@ struct Reth {
 
   static Parsed<Reth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return Reth{get(in, kVa), RKey(get_u32(in, kRKey)), get_u32(in, kDmaLen)};
+    return Reth{get_aligned<kVa>(in), RKey(static_cast<uint32_t>(get_aligned<kRKey>(in))),
+                static_cast<uint32_t>(get_aligned<kDmaLen>(in))};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
-    set(out, kVa, va);
-    set(out, kRKey, rkey.value());
-    set(out, kDmaLen, dma_len);
+    set_aligned<kVa>(out, va);
+    set_aligned<kRKey>(out, rkey.value());
+    set_aligned<kDmaLen>(out, dma_len);
   }
   friend bool operator==(const Reth&, const Reth&) = default;
 };

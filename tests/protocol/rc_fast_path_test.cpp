@@ -3,11 +3,12 @@
 // every step on the completions, the frames they send (their bytes), the counters, the QP
 // state, async events and every byte of memory.
 //
-// The responder (Device::receive_send_only): mostly SENDs that are exactly what comes next,
-// with, at random, everything that must leave the fast path: duplicate and future PSNs,
-// other QPs and transports, wrong P_Keys, TVer, PadCnt and truncated frames, payloads over
-// the PMTU, multi-packet SENDs and WRITEs in between, missing receive WQEs (RNR), WQEs with
-// bad keys or too short, several SGEs, and the QP in error.
+// The responder (Device::receive_send_only, receive_write_only): mostly SENDs and WRITEs that
+// are exactly what comes next, with, at random, everything that must leave the fast path:
+// duplicate and future PSNs, other QPs and transports, wrong P_Keys, TVer, PadCnt and
+// truncated frames, payloads over the PMTU, multi-packet SENDs in between, missing receive
+// WQEs (RNR), WQEs with bad keys or too short, several SGEs, WRITEs with a bad R_Key, out of
+// the MR's bounds or whose DMA length is not their payload's, and the QP in error.
 //
 // The requester (Device::send_one_packet) and the completer's ACKs (Device::receive_ack):
 // SENDs and WRITEs, with and without immediate, inline or not, of one SGE, several or none,
@@ -54,6 +55,7 @@ class Bed : public RcProtocol {
   using RcProtocol::peer;
   using RcProtocol::poll;
   using RcProtocol::ack;
+  using RcProtocol::addr;
   using RcProtocol::fill;
   using RcProtocol::rcq;
   using RcProtocol::scq;
@@ -175,11 +177,11 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
     } else {
       // A packet. Mostly a SEND ONLY with the PSN that comes next.
       const uint32_t op_kind = static_cast<uint32_t>(rng.between(0, 99));
-      Opcode op = op_kind < 75   ? Opcode::kRcSendOnly
-                  : op_kind < 90 ? Opcode::kRcSendOnlyWithImmediate
-                  : op_kind < 92 ? Opcode::kRcSendFirst
-                  : op_kind < 93 ? Opcode::kRcSendMiddle
-                  : op_kind < 94 ? Opcode::kRcSendLast
+      Opcode op = op_kind < 60   ? Opcode::kRcSendOnly
+                  : op_kind < 72 ? Opcode::kRcSendOnlyWithImmediate
+                  : op_kind < 74 ? Opcode::kRcSendFirst
+                  : op_kind < 75 ? Opcode::kRcSendMiddle
+                  : op_kind < 76 ? Opcode::kRcSendLast
                   : op_kind < 98 ? Opcode::kRcRdmaWriteOnly
                                  : Opcode::kUcSendOnly;
       const uint32_t psn_kind = static_cast<uint32_t>(rng.between(0, 99));
@@ -201,6 +203,10 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
       const uint32_t damage = static_cast<uint32_t>(rng.between(0, 99));
       const uint8_t pad_bits = static_cast<uint8_t>(rng.bits(2) << 4);
       const size_t cut = rng.between(1, 13);
+      // A WRITE's RETH: mostly into the MR; else a bad R_Key, past the MR's end, or a DMA
+      // length that is not the payload's.
+      const uint32_t reth_kind = static_cast<uint32_t>(rng.between(0, 99));
+      const uint32_t dma_delta = static_cast<uint32_t>(rng.between(1, 8));
       for (size_t i = 0; i < 2; ++i) {
         Bed& b = *beds[i];
         TransportHeaders h = Bed::hdr(qps[i], op, psn, ack_req);
@@ -208,8 +214,14 @@ TEST_P(FastPathAgainstGeneralPath, EveryStepEndsTheSame) {
         if (wrong_pkey) h.bth.pkey = PKey(0x7123);
         h.bth.solicited = solicited;
         if (op == Opcode::kRcSendOnlyWithImmediate) h.immdt = wire::ImmDt{imm};
-        if (op == Opcode::kRcRdmaWriteOnly)
-          h.reth = wire::Reth{reinterpret_cast<uint64_t>(b.buffer.data()) + 60000, b.mr->rkey, static_cast<uint32_t>(len)};
+        if (op == Opcode::kRcRdmaWriteOnly) {
+          wire::Reth reth{b.addr(60000), b.mr->rkey, static_cast<uint32_t>(len)};
+          if (reth_kind >= 88 && reth_kind < 91) reth.rkey = RKey(b.mr->rkey.value() + 0x100);
+          if (reth_kind >= 91 && reth_kind < 94) reth.va = b.addr(b.buffer.size() - len / 2);
+          if (reth_kind >= 94 && reth_kind < 97) reth.dma_len += dma_delta;
+          if (reth_kind >= 97 && len >= dma_delta) reth.dma_len -= dma_delta;
+          h.reth = reth;
+        }
         std::vector<uint8_t> frame = Bed::build(h, payload);
         // Damage: TVer, PadCnt, a cut.
         if (!frame.empty()) {

@@ -2,6 +2,8 @@
 // NAKs and with which syndrome, what it executes, what it drops and counts.
 #include <arpa/inet.h>
 
+#include <algorithm>
+
 #include "protocol/rc_fixture.hpp"
 #include "wire/grh.hpp"
 
@@ -202,9 +204,28 @@ TEST_F(RcResponderProtocolHoldsAcks, AHeldAckIsCoalescedByTheWalkNotHeldAgain) {
   EXPECT_EQ(a.msn(), 2u);
 }
 
+// A one-packet RDMA WRITE is a fast path's too (Device::receive_write_only): its ACK is held
+// without the walk, as a fast-path SEND's.
+TEST_F(RcResponderProtocolHoldsAcks, AFastPathWritesAckIsHeldAsAFastPathSends) {
+  fill(1024, 16, 0);
+  deliver(write(Opcode::kRcRdmaWriteOnly, 0, addr(2048), mr->rkey, 16), bytes(1024, 16));
+  EXPECT_EQ(device.counters().fast_received, 1u);
+  EXPECT_TRUE(std::equal(buffer.begin() + 1024, buffer.begin() + 1040, buffer.begin() + 2048)) << "the bytes landed";
+  ASSERT_TRUE(device.hold_acks_without_progress());
+  EXPECT_TRUE(sink.take().empty()) << "held";
+  EXPECT_EQ(only_ack(progress_holding()).psn(), epsn()) << "the next step's walk sends it";
+  EXPECT_TRUE(progress().empty());
+}
+
 TEST_F(RcResponderProtocolHoldsAcks, AnythingButAFastPathSendLeavesTheWalkToProgress) {
-  // An RDMA WRITE (the general path): progress() holds its ACK as before.
-  deliver(write(Opcode::kRcRdmaWriteOnly, 0, addr(1024), mr->rkey, 16), bytes(0, 16));
+  // An RDMA WRITE with immediate (the general path: it takes a receive WQE): progress() holds
+  // its ACK as before.
+  post_recv(qp, 9, 12288, 64);
+  TransportHeaders w = write(Opcode::kRcRdmaWriteOnlyWithImmediate, 0, addr(1024), mr->rkey, 16);
+  w.immdt = wire::ImmDt{7};
+  deliver(w, bytes(0, 16));
+  EXPECT_EQ(device.counters().fast_received, 0u);
+  EXPECT_EQ(poll(rcq).size(), 1u);
   EXPECT_FALSE(device.hold_acks_without_progress());
   EXPECT_TRUE(sink.take().empty()) << "changed nothing";
   EXPECT_TRUE(progress_holding().empty());
