@@ -441,6 +441,7 @@ class Device {
   // `qp`: the QP the frame's BTH names (receive() looked it up), or null.
   bool receive_send_only(const FrameAddr& from, wire::ByteSpan t, Qp* qp);
   bool receive_write_only(wire::ByteSpan t, Qp* qp);
+  Qp* fast_path_request(wire::ByteSpan t, size_t header_len, Qp* frame_qp, wire::ByteSpan* data) const;
   bool receive_ack(wire::ByteSpan t, Qp* qp);
   // `qp` (the QP the frame names) if a fast path may take the frame: an RC QP whose P_Key
   // matches the frame's (the checks of receive() before it dispatches); else nullptr.

@@ -171,26 +171,41 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
 // "nothing": a scatter that faults part way has written the SGEs before the fault; the
 // general path scatters the same bytes to the same places and fails the same way.
 // tests/protocol/rc_fast_path_test.cpp holds the two paths to the same results.
+// What both one-packet fast paths check first (receive_send_only, receive_write_only), as the
+// general path would: TVer 0, the headers there, PadCnt against the length, an RC QP whose
+// P_Key matches, in a state that receives, expecting this PSN outside any message, and a
+// payload of at most one PMTU. The QP and the payload, or nullptr. Inlined: it is on the
+// ping-pong's critical path.
+[[gnu::always_inline]] inline Qp* Device::fast_path_request(wire::ByteSpan t, size_t header_len, Qp* frame_qp,
+                                                            wire::ByteSpan* data) const {
+  const uint8_t* p = t.data();
+  if ((p[1] & 0x0F) != 0) return nullptr;  // TVer 0
+  if (t.size() < header_len) return nullptr;
+  const size_t after = t.size() - header_len;
+  const size_t pad = (p[1] >> 4) & 3;
+  if (after % 4 != 0 || pad > after) return nullptr;
+  Qp* qp = fast_path_qp(frame_qp, p);
+  if (qp == nullptr) return nullptr;
+  if (qp->state_ == QpState::kReset || qp->state_ == QpState::kInit || qp->state_ == QpState::kError) return nullptr;
+  const ResponderState& r = qp->resp_;
+  const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
+  if (psn != r.epsn || r.in_msg != ResponderState::InMsg::kNone || r.wqe != nullptr) return nullptr;
+  *data = t.subspan(header_len, after - pad);
+  if (data->size() > verbs::mtu_bytes(qp->attr_.path_mtu)) return nullptr;
+  return qp;
+}
+
 bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t, Qp* frame_qp) {
   using packet::Opcode;
   if (t.size() < wire::Bth::kLen) return false;
   const uint8_t* p = t.data();
   const bool imm = p[0] == static_cast<uint8_t>(Opcode::kRcSendOnlyWithImmediate);
   if (p[0] != static_cast<uint8_t>(Opcode::kRcSendOnly) && !imm) return false;
-  if ((p[1] & 0x0F) != 0) return false;  // TVer 0
-  const size_t header_len = wire::Bth::kLen + (imm ? wire::ImmDt::kLen : 0);
-  if (t.size() < header_len) return false;
-  const size_t after = t.size() - header_len;
-  const size_t pad = (p[1] >> 4) & 3;
-  if (after % 4 != 0 || pad > after) return false;
-  Qp* qp = fast_path_qp(frame_qp, p);
+  wire::ByteSpan data;
+  Qp* qp = fast_path_request(t, wire::Bth::kLen + (imm ? wire::ImmDt::kLen : 0), frame_qp, &data);
   if (qp == nullptr) return false;
-  if (qp->state_ == QpState::kReset || qp->state_ == QpState::kInit || qp->state_ == QpState::kError) return false;
   ResponderState& r = qp->resp_;
-  const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
-  if (psn != r.epsn || r.in_msg != ResponderState::InMsg::kNone || r.wqe != nullptr) return false;
-  const wire::ByteSpan data = t.subspan(header_len, after - pad);
-  if (data.size() > verbs::mtu_bytes(qp->attr_.path_mtu)) return false;
+  const Psn psn = r.epsn;  // fast_path_request: the packet's
   verbs::RecvQueue& rq = qp->rq();
   if (rq.empty()) return false;
   verbs::RecvWqe& w = rq.front();
@@ -231,22 +246,14 @@ bool Device::receive_send_only(const FrameAddr& from, wire::ByteSpan t, Qp* fram
 // 64-byte WRITEs signaled one by one (`bench_verbs bw --size 64`): the general parse and
 // dispatch cost the responder ~1,000 instructions a packet.
 bool Device::receive_write_only(wire::ByteSpan t, Qp* frame_qp) {
-  constexpr size_t kHeaderLen = wire::Bth::kLen + wire::Reth::kLen;
-  if (t.size() < kHeaderLen) return false;
+  if (t.size() < wire::Bth::kLen) return false;
   const uint8_t* p = t.data();
   if (p[0] != static_cast<uint8_t>(packet::Opcode::kRcRdmaWriteOnly)) return false;
-  if ((p[1] & 0x0F) != 0) return false;  // TVer 0
-  const size_t after = t.size() - kHeaderLen;
-  const size_t pad = (p[1] >> 4) & 3;
-  if (after % 4 != 0 || pad > after) return false;
-  Qp* qp = fast_path_qp(frame_qp, p);
+  wire::ByteSpan data;
+  Qp* qp = fast_path_request(t, wire::Bth::kLen + wire::Reth::kLen, frame_qp, &data);
   if (qp == nullptr) return false;
-  if (qp->state_ == QpState::kReset || qp->state_ == QpState::kInit || qp->state_ == QpState::kError) return false;
   ResponderState& r = qp->resp_;
-  const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
-  if (psn != r.epsn || r.in_msg != ResponderState::InMsg::kNone) return false;
-  const wire::ByteSpan data = t.subspan(kHeaderLen, after - pad);
-  if (data.size() > verbs::mtu_bytes(qp->attr_.path_mtu)) return false;
+  const Psn psn = r.epsn;  // fast_path_request: the packet's
   if ((qp->attr_.qp_access_flags & verbs::access::kRemoteWrite) == 0) return false;
   const auto reth = wire::Reth::decode(t.subspan(wire::Bth::kLen));
   if (!reth || reth->dma_len != data.size()) return false;
