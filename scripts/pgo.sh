@@ -3,8 +3,8 @@
 # builds"): builds bench_verbs, softibd, softib and the drop-in libibverbs.so.1 instrumented in
 # build/pgo-train, runs the data path's workloads on them (an 8-byte ping-pong, 64-byte SENDs
 # in batches, 64-byte RDMA WRITEs one by one, WRITE and READ streams; then perftest through the
-# drop-in, when perftest is installed), and leaves the profiles in build/pgo-profile, whose profile-id the release preset
-# looks for. By default it does nothing while the profiles are newer than every source file
+# drop-in, when perftest is installed), and leaves the profiles in build/pgo-profile, whose
+# profile-id the release preset looks for. By default it does nothing while the profiles are newer than every source file
 # (`make bench`: the figures are of the code as it is); --if-missing only when there are none
 # (`make release`: a new profile rebuilds every object, ~15 min here, and a function changed
 # since only loses its profile); --force takes them again.

@@ -211,8 +211,7 @@ class Device {
   // One frame from a link (a burst when burst.packets > 1: rc/frame.hpp).
   void receive(const FrameAddr& from, wire::ByteSpan transport, const Burst& burst = Burst{});
   // The fast paths (receive_send_only, receive_write_only, receive_ack, send_one_packet) on or
-  // off: off, every
-  // packet takes the general path.
+  // off: off, every packet takes the general path.
   // For the test that holds the two to the same results, and for bisecting.
   void set_fast_paths(bool on) { fast_paths_ = on; }
   // Sends what the requesters may send, fires due timers, flushes coalesced ACKs and

@@ -255,21 +255,24 @@ bool Device::receive_write_only(wire::ByteSpan t, Qp* frame_qp) {
   ResponderState& r = qp->resp_;
   const Psn psn = r.epsn;  // fast_path_request: the packet's
   if ((qp->attr_.qp_access_flags & verbs::access::kRemoteWrite) == 0) return false;
-  const auto reth = wire::Reth::decode(t.subspan(wire::Bth::kLen));
-  if (!reth || reth->dma_len != data.size()) return false;
+  // The RETH where it lies (fast_path_request checked that its bytes are there): no Parsed.
+  using wire::Reth;
+  const wire::ByteSpan reth = t.subspan(wire::Bth::kLen);
+  const uint32_t dma_len = wire::get_aligned<Reth::kDmaLen>(reth);
+  if (dma_len != data.size()) return false;
   uint8_t* at = nullptr;
-  if (reth->dma_len != 0 &&
-      mrs_.resolve_remote(reth->rkey, qp->pd_, reth->va, reth->dma_len, verbs::access::kRemoteWrite, &at) !=
-          verbs::MemFault::kNone)
+  if (dma_len != 0 && mrs_.resolve_remote(RKey(wire::get_aligned<Reth::kRKey>(reth)), qp->pd_,
+                                          wire::get_aligned<Reth::kVa>(reth), dma_len, verbs::access::kRemoteWrite,
+                                          &at) != verbs::MemFault::kNone)
     return false;
   if (!data.empty()) std::memcpy(at, data.data(), data.size());
   ++counters_.rx_packets;
   ++counters_.fast_received;
   // As the general path leaves them (execute()).
   r.nak_sent = false;
-  r.write_at = at == nullptr ? nullptr : at + data.size();
+  r.write_at = at == nullptr ? nullptr : at + data.size();  // (no offset on a null pointer)
   r.write_left = 0;
-  r.write_length = reth->dma_len;
+  r.write_length = dma_len;
   r.epsn = psn + 1;
   r.msn = (r.msn + 1) & 0xFFFFFF;
   const bool ack_req = (p[8] & 0x80) != 0;

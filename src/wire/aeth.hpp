@@ -67,7 +67,7 @@ struct Aeth {
   // Rejects the reserved syndrome (bit 7 set, type 10, or a NAK code above 4).
   static Parsed<Aeth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    Aeth h{static_cast<uint8_t>(get_aligned<kSyndrome>(in)), static_cast<uint32_t>(get_aligned<kMsn>(in))};
+    Aeth h{get_aligned<kSyndrome>(in), get_aligned<kMsn>(in)};
     const bool reserved_type = (h.syndrome & 0x80) != 0 || ((h.syndrome >> 5) & 3) == 2;
     const bool reserved_nak = h.kind() == AethKind::kNak && h.value() > 4;
     if (reserved_type || reserved_nak) return illegal(kName, kSyndrome, h.syndrome);

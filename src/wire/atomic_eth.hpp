@@ -38,8 +38,7 @@ struct AtomicEth {
 
   static Parsed<AtomicEth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return AtomicEth{get_aligned<kVa>(in), RKey(static_cast<uint32_t>(get_aligned<kRKey>(in))), get_aligned<kSwapData>(in),
-                     get_aligned<kCmpData>(in)};
+    return AtomicEth{get_aligned<kVa>(in), RKey(get_aligned<kRKey>(in)), get_aligned<kSwapData>(in), get_aligned<kCmpData>(in)};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);

@@ -31,7 +31,7 @@ struct Deth {
 
   static Parsed<Deth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return Deth{QKey(static_cast<uint32_t>(get_aligned<kQKey>(in))), Qpn(static_cast<uint32_t>(get_aligned<kSrcQp>(in)))};
+    return Deth{QKey(get_aligned<kQKey>(in)), Qpn(get_aligned<kSrcQp>(in))};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 #include "base/assert.hpp"
 #include "wire/bytes.hpp"
@@ -118,11 +119,19 @@ constexpr bool get_flag(ByteSpan in, const Field& f) {
 // with these. get_bits/set_bits loop over the bytes, and left out of line (a profile-guided
 // build judged the WRITE path cold) they cost ~110 instructions a field: callgrind of 64-byte
 // RDMA WRITEs, Reth::encode 338 instructions a packet, Reth::decode ~130. The field is a
-// template argument so that its layout is checked where it is used.
+// template argument so that its layout is checked where it is used, and its value comes and
+// goes in the narrowest integer that holds it (no cast at the caller).
+constexpr bool loads_whole(const Field& f) {
+  return f.bit_offset % 8 == 0 &&
+         (f.bit_width == 8 || f.bit_width == 16 || f.bit_width == 24 || f.bit_width == 32 || f.bit_width == 64);
+}
 template <const Field& F>
-constexpr uint64_t get_aligned(ByteSpan in) {
-  static_assert(F.bit_offset % 8 == 0 &&
-                (F.bit_width == 8 || F.bit_width == 16 || F.bit_width == 24 || F.bit_width == 32 || F.bit_width == 64));
+using AlignedValue = std::conditional_t<F.bit_width <= 8, uint8_t,
+                                        std::conditional_t<F.bit_width <= 16, uint16_t,
+                                                           std::conditional_t<F.bit_width <= 32, uint32_t, uint64_t>>>;
+template <const Field& F>
+constexpr AlignedValue<F> get_aligned(ByteSpan in) {
+  static_assert(loads_whole(F));
   SOFTIB_ASSERT(in.size() >= F.end_byte());
   const uint8_t* p = in.data() + F.first_byte();
   if constexpr (F.bit_width == 8) return p[0];
@@ -133,16 +142,15 @@ constexpr uint64_t get_aligned(ByteSpan in) {
 }
 // REQUIRES: v fits in the field.
 template <const Field& F>
-constexpr void set_aligned(MutByteSpan out, uint64_t v) {
-  static_assert(F.bit_offset % 8 == 0 &&
-                (F.bit_width == 8 || F.bit_width == 16 || F.bit_width == 24 || F.bit_width == 32 || F.bit_width == 64));
-  if constexpr (F.bit_width < 64) SOFTIB_ASSERT((v >> F.bit_width) == 0);
+constexpr void set_aligned(MutByteSpan out, AlignedValue<F> v) {
+  static_assert(loads_whole(F));
+  if constexpr (F.bit_width == 24) SOFTIB_ASSERT((v >> 24) == 0);
   SOFTIB_ASSERT(out.size() >= F.end_byte());
   uint8_t* p = out.data() + F.first_byte();
-  if constexpr (F.bit_width == 8) p[0] = static_cast<uint8_t>(v);
-  else if constexpr (F.bit_width == 16) store_be16(p, static_cast<uint16_t>(v));
-  else if constexpr (F.bit_width == 24) store_be24(p, static_cast<uint32_t>(v));
-  else if constexpr (F.bit_width == 32) store_be32(p, static_cast<uint32_t>(v));
+  if constexpr (F.bit_width == 8) p[0] = v;
+  else if constexpr (F.bit_width == 16) store_be16(p, v);
+  else if constexpr (F.bit_width == 24) store_be24(p, v);
+  else if constexpr (F.bit_width == 32) store_be32(p, v);
   else store_be64(p, v);
 }
 

@@ -27,7 +27,7 @@ struct Ieth {
 
   static Parsed<Ieth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return Ieth{RKey(static_cast<uint32_t>(get_aligned<kRKey>(in)))};
+    return Ieth{RKey(get_aligned<kRKey>(in))};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);

@@ -26,7 +26,7 @@ struct ImmDt {
 
   static Parsed<ImmDt> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return ImmDt{static_cast<uint32_t>(get_aligned<kImmDt>(in))};
+    return ImmDt{get_aligned<kImmDt>(in)};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);

@@ -35,8 +35,7 @@ struct Reth {
 
   static Parsed<Reth> decode(ByteSpan in) {
     if (auto e = check_length(in, kName, kFields, kLen)) return *e;
-    return Reth{get_aligned<kVa>(in), RKey(static_cast<uint32_t>(get_aligned<kRKey>(in))),
-                static_cast<uint32_t>(get_aligned<kDmaLen>(in))};
+    return Reth{get_aligned<kVa>(in), RKey(get_aligned<kRKey>(in)), get_aligned<kDmaLen>(in)};
   }
   void encode(MutByteSpan out) const {
     SOFTIB_ASSERT(out.size() >= kLen);
