@@ -42,10 +42,12 @@ Anchors (bench/anchors/README.md): UCX ucx_perftest tag_lat/tag_bw over posix (a
 for bandwidth), our libfabric shm RMA program (anchor_fi_rma_bw), the cache-line ping-pong
 (anchor_cacheline_pingpong) and single-thread memcpy (anchor_memcpy_bw).
 
-  python3 bench/datapath.py [--quick] [--runs R] [--sizes 64,4K,1M] [--only lat,evlat,bw,rate]
+  python3 bench/datapath.py [--quick] [--runs R] [--sizes 64,4K,1M] [--only lat,evlat,bw,rate,onecpu]
 
 evlat is the ping-pong in event mode: both sides sleep on a completion channel (ours) or in
-ucx_perftest -E sleep (UCX) until their message arrives.
+ucx_perftest -E sleep (UCX) until their message arrives. onecpu is the polling ping-pong with
+both programs (every thread) pinned to one CPU, as on a one-CPU CI runner (informational: no
+target); a poller that spins through its idle polls keeps that CPU for the scheduler's slice.
 """
 
 import argparse
@@ -392,22 +394,23 @@ def parse_ucx_final(text):
             "bw_avg_MiBps": v[4], "bw_overall_MiBps": v[5], "rate_avg": v[6], "rate_overall": v[7]}
 
 
-def ucx_perftest(exe, config, test, size, iters, warmup, timeout, extra=()):
+def ucx_perftest(exe, config, test, size, iters, warmup, timeout, extra=(), prefix=()):
     """One ucx_perftest server/client pair on localhost with a private port, both with the
     environment of UCX_CONFIGS[config]. The server is started first and the client only once
     /proc shows the server listening; the server is always stopped (it exits by itself after
-    one test)."""
+    one test). `prefix` goes before both commands (taskset: it execs, so the pid is the
+    server's)."""
     env = dict(UCX_CONFIGS[config], UCX_WARN_UNUSED_ENV_VARS="n")
     last = ""
     for _attempt in range(4):
         port = free_port()
-        server = spawn([exe, "-p", str(port)], env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        server = spawn([*prefix, exe, "-p", str(port)], env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             if not wait_listening(server, port, "ucx_perftest server"):
                 last = f"server exited ({server.returncode}): " + tail(server.stderr.read())
                 continue  # lost the port to someone else: try another
-            rc, out, err = run([exe, "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size), "-n", str(iters),
-                                "-w", str(warmup)] + list(extra), env, timeout)
+            rc, out, err = run([*prefix, exe, "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size), "-n",
+                                str(iters), "-w", str(warmup)] + list(extra), env, timeout)
             if rc == 0:
                 return parse_ucx_final(out)
             last = f"client exit {rc}: " + tail(out + "\n" + err)
@@ -490,15 +493,15 @@ class Harness:
             raise AnchorError(f"fi_rma_bw exit {rc}: " + tail(err or out))
         return got
 
-    def ucx(self, config, test, size, iters, warmup, extra=()):
+    def ucx(self, config, test, size, iters, warmup, extra=(), prefix=()):
         if not self.ucx_exe:
             raise AnchorError("ucx_perftest not found (scripts/bootstrap.sh --bench installs ucx-utils)")
-        return ucx_perftest(self.ucx_exe, config, test, size, iters, warmup, self.timeout, extra)
+        return ucx_perftest(self.ucx_exe, config, test, size, iters, warmup, self.timeout, extra, prefix)
 
-    def ours(self, argv, bench, key):
+    def ours(self, argv, bench, key, prefix=()):
         if self.softib_note:
             raise AnchorError(self.softib_note)
-        rc, out, err = run([self.bench_verbs] + argv, timeout=self.timeout)
+        rc, out, err = run([*prefix, self.bench_verbs] + argv, timeout=self.timeout)
         for obj in json_lines(out):
             if obj.get("bench") == bench and key in obj:
                 if rc == 0:
@@ -648,6 +651,35 @@ class Harness:
              dict(UCX_CONFIGS["posix"], wait_mode="sleep", statistic="overall mean half round trip")),
         ], probes, {"iters": iters})
 
+    def onecpu(self):
+        """The ping-pong with every thread of both sides on one CPU (taskset: a one-CPU CI
+        runner, or two programs on a busy machine), against UCX's tag_lat pinned the same way.
+        Two busy pollers then take turns on the CPU: one that spins on through its idle polls
+        keeps the CPU for the scheduler's slice (~4 ms), and its peer waits that long for it.
+        Informational: no target."""
+        try:
+            cpu = min(os.sched_getaffinity(0))
+        except (AttributeError, ValueError):
+            cpu = 0
+        pin = ["taskset", "-c", str(cpu)]
+        iters = 5_000 if self.quick else 20_000
+        # UCX spins through its idle polls: ~8 ms a round trip here, so a few hundred.
+        ucx_iters, ucx_warmup = (100, 10) if self.quick else (500, 50)
+
+        def ucx_lat():
+            r = self.ucx("posix", "tag_lat", 8, ucx_iters, ucx_warmup, prefix=pin)
+            return {"value": r["lat_overall_us"], "p50": r["lat_p50_us"]}
+
+        res, probes = self.rounds([
+            ("ucx", ucx_lat),
+            ("ours", lambda: self.ours(["lat", "--size", "8", "--iters", str(iters)], "verbs_rc_send_lat", "half_rtt_us",
+                                       prefix=pin)),
+        ])
+        self.emit("verbs_rc_send_lat_one_cpu", 8, "us", "lower", res["ours"], [
+            ("ucx_tag_lat_posix_one_cpu", res["ucx"],
+             dict(UCX_CONFIGS["posix"], cpu=cpu, iters=ucx_iters, statistic="overall mean half round trip")),
+        ], probes, {"iters": iters, "cpu": cpu})
+
     def bw_iters(self, size):
         """Operations per run: about `budget` bytes, but enough that a run of small
         messages lasts long enough to be more than its start-up (UCX moves 64 B messages at
@@ -729,8 +761,8 @@ def parse_sizes(text):
 def parse_only(text):
     parts = [p.strip() for p in text.split(",") if p.strip()]
     for p in parts:
-        if p not in ("lat", "evlat", "bw", "rate"):
-            raise argparse.ArgumentTypeError(f"--only takes lat, evlat, bw, rate (got {p})")
+        if p not in ("lat", "evlat", "bw", "rate", "onecpu"):
+            raise argparse.ArgumentTypeError(f"--only takes lat, evlat, bw, rate, onecpu (got {p})")
     return parts
 
 
@@ -740,8 +772,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer sizes, fewer iterations, 2 rounds")
     ap.add_argument("--runs", type=int, help="rounds per figure, best of (default 3; 2 with --quick)")
     ap.add_argument("--sizes", type=parse_sizes, help="bandwidth sizes, e.g. 64,4K,1M (default 64 B..4 MiB by 4x)")
-    ap.add_argument("--only", type=parse_only, default=["lat", "evlat", "bw", "rate"],
-                    help="lat,evlat,bw,rate (any of)")
+    ap.add_argument("--only", type=parse_only, default=["lat", "evlat", "bw", "rate", "onecpu"],
+                    help="lat,evlat,bw,rate,onecpu (any of)")
     ap.add_argument("--build", default=os.path.join(TOP, "build", "release"), help="build directory")
     ap.add_argument("--bench-verbs", help="softib's benchmark binary (default BUILD/bench/bench_verbs)")
     ap.add_argument("--timeout", type=float, help="seconds per program run (default 60; 30 with --quick)")
@@ -774,6 +806,8 @@ def main():
                 h.bw(size)
         if "rate" in args.only:
             h.rate()
+        if "onecpu" in args.only:
+            h.onecpu()
     finally:
         stop_all()
     print(json.dumps({"summary": "datapath", "lines": h.lines, "runs": args.runs, "quick": args.quick,

@@ -241,11 +241,13 @@ struct Side {
     const auto* l = ctx.native().shm_link();
     const auto& d = ctx.native().device().counters();
     std::fprintf(stderr,
-                 "pid %d: engine steps %lu (own %lu) sleeps %lu (rung %lu) wakeups %lu inline %lu busy posts %lu busy yields %lu; "
+                 "pid %d: engine steps %lu (own %lu) sleeps %lu (rung %lu) wakeups %lu inline %lu busy posts %lu busy yields %lu "
+                 "idle yields %lu (ran another %lu); "
                  "shm sent %lu received %lu refused %lu doorbells %lu stall rings %lu (away %lu); "
                  "device tx %lu rx %lu retransmits %lu timeouts %lu rnr sent %lu received %lu walks skipped %lu\n",
                  ::getpid(), e.steps.load(), e.engine_steps.load(), e.sleeps.load(), e.rung_wakes.load(), e.wakeups.load(),
-                 e.inline_steps.load(), e.busy_posts.load(), e.busy_yields.load(),
+                 e.inline_steps.load(), e.busy_posts.load(), e.busy_yields.load(), e.idle_yields.load(),
+                 e.idle_yields_ran_other.load(),
                  l ? l->counters().frames_sent : 0, l ? l->counters().frames_received : 0, l ? l->counters().refused : 0,
                  l ? l->counters().doorbells : 0, l ? l->counters().stall_rings : 0, l ? l->counters().away_rings : 0,
                  d.tx_packets, d.rx_packets, d.retransmits, d.timeouts, d.rnr_naks_sent, d.rnr_naks_received,

@@ -50,6 +50,8 @@ struct EngineCounters {
   std::atomic<uint64_t> busy_posts{0};    // posts that found the device busy and kicked
   std::atomic<uint64_t> rung_wakes{0};    // sleeps ended by the doorbell (a ring or kick), not a timeout
   std::atomic<uint64_t> busy_yields{0};   // polls that found the device busy ~10 us and yielded
+  std::atomic<uint64_t> idle_yields{0};   // idle polls and engine spins that gave the CPU up (IdleYield)
+  std::atomic<uint64_t> idle_yields_ran_other{0};  // of those, the ones in which another thread ran
   std::atomic<uint64_t> cpu_ns{0};        // the engine thread's CPU time, stored when it ends
   std::atomic<uint64_t> spin_peak_ns{0};  // the longest it polled before a sleep (AdaptiveSpin)
 };
@@ -236,6 +238,9 @@ class Engine {
   // poll_inline() found the device lock taken: after ~10 us of that (kBusyYieldTicks), give
   // this CPU up once, to the holder if it waits for it.
   void device_busy();
+  // poll_inline() after an idle step that took nothing: give the CPU up when this thread has
+  // idled long enough (IdleYield), so a peer sharing the CPU runs.
+  void yield_if_idle();
   // An empty poll: on one in kIdlePollsPerTick, the ticks since the last step ended (the
   // counter read, the lease refreshed); 0 on the others (as if a step had just ended: no
   // caller acts on it). Not an optional: its flag, stored as a byte and read back with the

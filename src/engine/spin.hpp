@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 
 #include "base/clock.hpp"
 
@@ -49,6 +50,45 @@ class AdaptiveSpin {
   Duration max_;
   Duration spin_;
   Duration peak_;
+};
+
+// IdleYield: when a thread that polls and finds nothing gives its CPU up (sched_yield), so
+// that a peer sharing that CPU can run. Both sides of a ping-pong poll: pinned to one CPU (a
+// one-CPU CI runner, two processes on a busy machine, valgrind's one thread at a time), each
+// kept the CPU for the scheduler's whole slice, and a half round trip took the slice, ~4 ms
+// here (UCX's tag_lat over posix the same). A yield with nobody else to run costs ~1 us and
+// gives nothing up, so the threshold learns: a yield that came back late (another thread ran
+// meanwhile: the CPU is shared) halves the idle time before the next one, down to `min`; one
+// that came back at once doubles it, up to `max`. A thread alone on its CPU so yields at most
+// once every `max` of idling, and never while messages keep coming sooner than that.
+//
+// In ticks (base/clock.hpp cycle_ticks). Thread: one per polling thread (thread_local).
+class IdleYield {
+ public:
+  IdleYield(uint64_t min_ticks, uint64_t max_ticks, uint64_t ran_other_ticks)
+      : min_(min_ticks), max_(std::max(min_ticks, max_ticks)), ran_other_(ran_other_ticks), threshold_(max_) {}
+
+  // Whether to yield now: idle since `idle_since` (the last useful step) for the threshold at
+  // least, and the threshold since the last yield.
+  bool due(uint64_t idle_since, uint64_t now) const {
+    return ticks_since(idle_since, now) >= threshold_ && ticks_since(last_, now) >= threshold_;
+  }
+  // After a yield that began at `before` and returned at `after`. True when another thread
+  // ran meanwhile (it came back `ran_other` or more later).
+  bool yielded(uint64_t before, uint64_t after) {
+    last_ = after;
+    const bool ran_other = ticks_since(before, after) >= ran_other_;
+    threshold_ = ran_other ? std::max(min_, threshold_ / 2) : std::min(max_, threshold_ * 2);
+    return ran_other;
+  }
+  uint64_t threshold() const { return threshold_; }
+
+ private:
+  uint64_t min_;
+  uint64_t max_;
+  uint64_t ran_other_;
+  uint64_t threshold_;
+  uint64_t last_ = 0;
 };
 
 }  // namespace softib::engine

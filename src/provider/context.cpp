@@ -111,9 +111,11 @@ Context::~Context() {
     log(LogLevel::kDebug, "verbs",
         "{}: engine: {} device steps did something (the engine's and application threads'), {} were run by "
         "application threads (busy or not); the engine slept {} times ({} of them ended by its doorbell) and rang "
-        "others {} times; it polled up to {} us before a sleep (engine/spin.hpp); its thread used {:.1f} ms of CPU",
+        "others {} times; it polled up to {} us before a sleep (engine/spin.hpp); its thread used {:.1f} ms of CPU; "
+        "idle polls and spins gave the CPU up {} times, {} of them to another thread (engine/spin.hpp IdleYield)",
         info_.name, e.steps.load(), e.inline_steps.load(), e.sleeps.load(), e.rung_wakes.load(), e.wakeups.load(),
-        e.spin_peak_ns.load() / 1000, static_cast<double>(e.cpu_ns.load()) / 1e6);
+        e.spin_peak_ns.load() / 1000, static_cast<double>(e.cpu_ns.load()) / 1e6, e.idle_yields.load(),
+        e.idle_yields_ran_other.load());
   }
   if (device_) {
     const rc::DeviceCounters& d = device_->counters();

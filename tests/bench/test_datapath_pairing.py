@@ -72,6 +72,7 @@ class OnlyTest(unittest.TestCase):
     def test_the_figures_by_name(self):
         self.assertEqual(parse_only("lat, evlat,bw"), ["lat", "evlat", "bw"])
         self.assertEqual(parse_only("rate"), ["rate"])
+        self.assertEqual(parse_only("onecpu,lat"), ["onecpu", "lat"])
 
     def test_an_unknown_figure_is_refused(self):
         with self.assertRaises(argparse.ArgumentTypeError):

@@ -3,6 +3,7 @@
 // the target makes no call; a target that holds the lease but stopped reading, or left with
 // its completion, is still served; the engine keeps off the polling application's CPU while
 // the lease holds, and off the CPUs where its peers poll; arming a CQ hands over at once.
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -337,6 +338,47 @@ TEST_P(Rc, AnEngineWithNoPollerMapsTheNextSpareOnceASenderTookIt) {
   EXPECT_EQ(got[0].wr_id, 7u);
   EXPECT_TRUE(std::equal(a.buffer.begin(), a.buffer.begin() + 64, c.buffer.begin()));
   EXPECT_EQ(reap(a, a.scq, 1).at(0).status, WcStatus::kSuccess);
+}
+
+// Two application threads ping-pong with both pinned to one CPU (a one-CPU CI runner, two
+// processes on a busy machine): a thread whose polls find nothing gives the CPU up
+// (engine::IdleYield), and the other, which has the message to answer, runs at once. Spinning
+// on, each kept the CPU for the scheduler's whole slice: ~4 ms a half round trip, where these
+// yields make it ~5 us (bench/oversubscribed.py times both, and UCX's). Here: every round
+// completes, and each side's yields let another thread run (over loopback the engines'
+// threads take the frames, and their spins' yields count too).
+TEST_P(Rc, TwoPollersSharingOneCpuHandItToEachOtherWhenIdle) {
+  cpu_set_t allowed;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(static_cast<size_t>(cpu), &allowed)) {
+      CPU_SET(static_cast<size_t>(cpu), &one);
+      break;
+    }
+  }
+  prepost_pingpong();
+  const engine::EngineCounters& ea = a.ctx->engine().counters();
+  const engine::EngineCounters& eb = b.ctx->engine().counters();
+  const uint64_t a_before = ea.idle_yields_ran_other.load(), b_before = eb.idle_yields_ran_other.load();
+  constexpr uint32_t kRounds = 100;
+  std::thread responder([&] {
+    ASSERT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof one, &one), 0);
+    for (uint32_t r = 0; r < kRounds && !HasFailure(); ++r) {
+      EXPECT_EQ(receive_value(b, qb), 2 * r) << "round " << r;
+      send_value(b, qb, r, 2 * r + 1, false);
+    }
+  });
+  ASSERT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof one, &one), 0);
+  for (uint32_t r = 0; r < kRounds && !HasFailure(); ++r) {
+    send_value(a, qa, r, 2 * r, false);
+    EXPECT_EQ(receive_value(a, qa), 2 * r + 1) << "round " << r;
+  }
+  responder.join();
+  ASSERT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof allowed, &allowed), 0);
+  EXPECT_GT(ea.idle_yields_ran_other.load(), a_before) << "A's idle polls never handed the CPU over";
+  EXPECT_GT(eb.idle_yields_ran_other.load(), b_before) << "B's idle polls never handed the CPU over";
 }
 
 }  // namespace

@@ -126,6 +126,37 @@ TEST(AdaptiveSpin, GrowsWhileRungSoonAfterEachSleepAndFallsBackAfterOneLongIdle)
   EXPECT_EQ(fixed.now(), microseconds(50));
 }
 
+// The idle poller's yield (engine/spin.hpp): due once the thread has idled the threshold and
+// as long since its last yield; a yield that came back late (another thread ran: the CPU is
+// shared) halves the threshold down to the minimum, one that came back at once doubles it up
+// to the maximum, where it starts.
+TEST(IdleYield, YieldsSoonerWhileItsYieldsLetOthersRunAndBacksOffWhileTheyDoNot) {
+  IdleYield y(1'000, 16'000, 500);
+  EXPECT_EQ(y.threshold(), 16'000u);
+  EXPECT_FALSE(y.due(100'000, 115'999));  // idle 15,999 ticks
+  EXPECT_TRUE(y.due(100'000, 116'000));
+  EXPECT_TRUE(y.yielded(116'000, 117'000));  // 1,000 ticks away: another thread ran
+  EXPECT_EQ(y.threshold(), 8'000u);
+  EXPECT_FALSE(y.due(100'000, 124'999));  // idle long enough, but 7,999 since the last yield
+  EXPECT_TRUE(y.due(100'000, 125'000));
+  for (uint64_t t = 200'000; t < 300'000; t += 10'000) y.yielded(t, t + 600);
+  EXPECT_EQ(y.threshold(), 1'000u);  // the floor
+  EXPECT_FALSE(y.due(400'000, 400'999));
+  EXPECT_TRUE(y.due(400'000, 401'000));
+  EXPECT_FALSE(y.yielded(401'000, 401'499));  // back at once: nobody else wanted the CPU
+  EXPECT_EQ(y.threshold(), 2'000u);
+  for (uint64_t t = 500'000; t < 600'000; t += 10'000) y.yielded(t, t + 10);
+  EXPECT_EQ(y.threshold(), 16'000u);  // the cap
+  // A time-stamp counter read on another CPU may run behind the stamps (ticks_since): that
+  // is no time idle.
+  EXPECT_FALSE(y.due(900'000, 800'000));
+  // A cap under the floor is the floor.
+  IdleYield fixed(4'000, 1'000, 500);
+  EXPECT_EQ(fixed.threshold(), 4'000u);
+  fixed.yielded(0, 10);
+  EXPECT_EQ(fixed.threshold(), 4'000u);
+}
+
 TEST_F(EngineTest, OneSidedWriteAndReadNeedNothingFromTheTarget) {
   for (size_t i = 0; i < 100000; ++i) a.buffer[i] = static_cast<uint8_t>(i * 7);
   SendWr wr;
