@@ -14,7 +14,9 @@
 // inline (try_progress) when the device lock is free, and a polling thread takes the inbox's
 // lease (link/shm_inbox.hpp), which keeps the engine asleep and the senders quiet while the
 // application drains the inbox on its own. So a ping-pong between two polling processes makes
-// no system call and wakes no thread, and the engine costs nothing while they poll.
+// no system call and wakes no thread, and the engine costs nothing while they poll. A poller
+// that idles gives its CPU up now and then (IdleYield, spin.hpp), so that two pollers pinned
+// to one CPU take turns instead of each keeping it for the scheduler's slice.
 //
 // Thread: deliver(), kick(), try_progress(), poll_inline() from any thread; the rest from the
 // owner.
