@@ -477,7 +477,7 @@ size_t Engine::poll_inline(verbs::Cq* cq, size_t want, verbs::WorkCompletion* di
     // spinning on memory). Give this CPU up once; the woken engine may be queued on it.
     rang_away_.store(false, std::memory_order_relaxed);
     std::this_thread::yield();
-  } else if (ran && poll.taken == 0) {
+  } else if (ran && poll.taken == 0 && options_.idle_yield) {
     yield_if_idle();
   }
   return poll.taken;
@@ -623,7 +623,7 @@ void Engine::run() {
       const auto ns = [](std::chrono::steady_clock::time_point t) {
         return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
       };
-      if (spin_yield.due(ns(idle_since), ns(now)))
+      if (options_.idle_yield && spin_yield.due(ns(idle_since), ns(now)))
         yield_once(spin_yield, ns(now), [&] { return ns(std::chrono::steady_clock::now()); }, counters_);
       continue;
     }

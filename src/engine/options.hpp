@@ -19,6 +19,10 @@ struct EngineOptions {
   // How often a sleeping engine looks for channels whose senders died (and, while an
   // application thread polls, maps the next spare channel: Engine::run).
   Duration housekeeping = std::chrono::milliseconds(500);
+  // Whether a poller that idles gives its CPU up now and then (IdleYield, engine/spin.hpp):
+  // an application thread's idle polls and the engine's spin. SOFTIB_IDLE_YIELD=0 turns it
+  // off, to compare.
+  bool idle_yield = true;
 };
 
 // SOFTIB_ENGINE_SPIN's value (`value`; nullptr: not set): the longest, in microseconds, an idle

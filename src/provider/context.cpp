@@ -43,11 +43,18 @@ size_t burst_bytes(uint32_t ring) {
 
 // SOFTIB_ENGINE_SPIN (engine::apply_spin_setting): how long an idle engine may poll before
 // it sleeps, for a machine shared by many processes, and to compare.
+// SOFTIB_IDLE_YIELD=0: idle pollers never give their CPU up (engine::IdleYield), to compare.
 engine::EngineOptions engine_options(engine::EngineOptions o) {
   const char* v = std::getenv("SOFTIB_ENGINE_SPIN");
   if (!engine::apply_spin_setting(o, v))
     log(LogLevel::kWarn, "verbs", "SOFTIB_ENGINE_SPIN={} is not a number of microseconds up to 100000; using {}", v,
         std::chrono::duration_cast<std::chrono::microseconds>(o.max_spin).count());
+  if (const char* y = std::getenv("SOFTIB_IDLE_YIELD")) {
+    if (std::strcmp(y, "0") == 0)
+      o.idle_yield = false;
+    else if (std::strcmp(y, "1") != 0)
+      log(LogLevel::kWarn, "verbs", "SOFTIB_IDLE_YIELD={} is not 0 or 1; idle pollers yield", y);
+  }
   return o;
 }
 
