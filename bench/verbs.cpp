@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -204,9 +205,11 @@ struct Side {
     const Sge s = mr.sge(0, len);
     if (qp.post_recv(RecvWr{id, {&s, 1}}) != 0) std::exit(4);
   }
-  static const WorkCompletion& succeeded(const WorkCompletion& wc) {
+  // A failed completion ends the program (exit 5), with this side's counters (report()).
+  const WorkCompletion& succeeded(const WorkCompletion& wc) const {
     if (wc.status != WcStatus::kSuccess) {
       std::fprintf(stderr, "completion failed: %s\n", std::string(verbs::to_string(wc.status)).c_str());
+      report_failure();
       std::exit(5);
     }
     return wc;
@@ -236,22 +239,38 @@ struct Side {
   }
 
   ~Side() {
-    if (std::getenv("BENCH_VERBOSE") == nullptr) return;
+    if (std::getenv("BENCH_VERBOSE") != nullptr) report();
+  }
+  // The engine's, the link's and the device's counters, on stderr.
+  void report() const {
     const auto& e = ctx.native().engine().counters();
     const auto* l = ctx.native().shm_link();
     const auto& d = ctx.native().device().counters();
     std::fprintf(stderr,
                  "pid %d: engine steps %lu (own %lu) sleeps %lu (rung %lu) wakeups %lu inline %lu busy posts %lu busy yields %lu "
                  "idle yields %lu (ran another %lu); "
-                 "shm sent %lu received %lu refused %lu doorbells %lu stall rings %lu (away %lu); "
-                 "device tx %lu rx %lu retransmits %lu timeouts %lu rnr sent %lu received %lu walks skipped %lu\n",
+                 "shm sent %lu received %lu refused %lu lost %lu/%lu/%lu (port down/no endpoint/dead peer) malformed %lu "
+                 "reclaimed %lu doorbells %lu stall rings %lu (away %lu); "
+                 "device tx %lu rx %lu retransmits %lu timeouts %lu (%lu spent no retry) rnr sent %lu received %lu "
+                 "seq naks sent %lu received %lu duplicates replayed %lu drops %lu walks skipped %lu\n",
                  ::getpid(), e.steps.load(), e.engine_steps.load(), e.sleeps.load(), e.rung_wakes.load(), e.wakeups.load(),
                  e.inline_steps.load(), e.busy_posts.load(), e.busy_yields.load(), e.idle_yields.load(),
                  e.idle_yields_ran_other.load(),
                  l ? l->counters().frames_sent : 0, l ? l->counters().frames_received : 0, l ? l->counters().refused : 0,
+                 l ? l->counters().lost_port_down : 0, l ? l->counters().lost_no_endpoint : 0,
+                 l ? l->counters().lost_dead_peer : 0, l ? l->counters().malformed : 0, l ? l->counters().reclaimed : 0,
                  l ? l->counters().doorbells : 0, l ? l->counters().stall_rings : 0, l ? l->counters().away_rings : 0,
-                 d.tx_packets, d.rx_packets, d.retransmits, d.timeouts, d.rnr_naks_sent, d.rnr_naks_received,
-                 d.walks_skipped);
+                 d.tx_packets, d.rx_packets, d.retransmits, d.timeouts, d.timeouts_copy_later, d.rnr_naks_sent,
+                 d.rnr_naks_received, d.seq_naks_sent, d.seq_naks_received, d.duplicates_replayed,
+                 std::accumulate(d.drops.begin(), d.drops.end(), uint64_t{0}), d.walks_skipped);
+  }
+  // report(), and the shared-memory link's channels (ShmLink::describe_channels).
+  void report_failure() const {
+    report();
+    if (const auto* l = ctx.native().shm_link()) {
+      std::lock_guard lock(ctx.native().device().lock());
+      std::fprintf(stderr, "pid %d: %s\n", ::getpid(), l->describe_channels().c_str());
+    }
   }
   Context ctx;
   std::unique_ptr<CompletionChannel> channel;
@@ -354,7 +373,7 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     s.wait_event();
     WorkCompletion wc;
     while (sends_owed != 0 && s.scq.poll({&wc, 1}) == 1) {
-      Side::succeeded(wc);
+      s.succeeded(wc);
       --sends_owed;
     }
     if (sends_owed > 32) {  // the send queue's 4096 slots come back 64 at a time

@@ -85,6 +85,7 @@ void ShmLink::refresh() {
   std::erase_if(peers_, [&](const std::unique_ptr<Peer>& p) {
     // (route_ was reset above: it never points at a peer erased here)
     if (dir_.endpoint_alive(p->endpoint)) return false;
+    SOFTIB_LOG(kInfo, "shm", "endpoint {}: peer endpoint {} is gone (directory generation {})", endpoint_, p->endpoint, g);
     if (last_peer_ == p.get()) last_peer_ = nullptr;
     if (pack_.peer == p.get()) {
       // The open pack's frames are lost with their peer (found by ASan: a pack to a peer
@@ -684,6 +685,30 @@ void ShmLink::wait_channel_warmed(uint32_t i) const {
     word.wait(seen, std::memory_order_acquire);
 }
 
+std::string ShmLink::describe_channels() const {
+  std::string out;
+  any_active_channel([&](uint32_t i) {
+    const ChannelMemory mem = inbox_.channel(i);
+    const uint64_t owner = mem.control().owner.load(std::memory_order_acquire);
+    const Reader& r = readers_[i];
+    const uint64_t at = r.reader ? r.reader->position() : mem.control().head.load(std::memory_order_acquire);
+    out += fmt::format("channel {}: owner endpoint {} pid {} ({}), read at {}{}, a record waits: {}, watch {}; ", i,
+                       static_cast<uint32_t>(owner), owner >> 32,
+                       dir_.endpoint_alive(static_cast<uint32_t>(owner)) ? "alive" : "not alive", at,
+                       r.reader ? "" : " (no reader)", mem.header_at(at).tag.load(std::memory_order_acquire) == at + 1,
+                       watches_[i].at.load(std::memory_order_relaxed));
+    return false;
+  });
+  for (const auto& p : peers_) {
+    if (!p->writer) continue;
+    out += fmt::format("peer endpoint {} ({}): written to {}, read by it to {}; ", p->endpoint,
+                       dir_.endpoint_alive(p->endpoint) ? "alive" : "not alive", p->writer->position(),
+                       p->writer->control().head.load(std::memory_order_acquire));
+  }
+  out += fmt::format("directory generation {}", dir_.generation());
+  return out;
+}
+
 void ShmLink::housekeeping() {
   refresh();  // an idle process, too, lets go of the inboxes of peers that are gone
   any_active_channel([&](uint32_t i) {
@@ -692,6 +717,8 @@ void ShmLink::housekeeping() {
     const uint32_t sender = static_cast<uint32_t>(owner);
     if (owner == 0 || dir_.endpoint_alive(sender)) return false;
     // The sender is gone: what it left is dropped and the channel is free for a new one.
+    SOFTIB_LOG(kInfo, "shm", "endpoint {}: channel {} reclaimed: its sender, endpoint {} (pid {}), is gone (directory generation {})",
+               endpoint_, i, sender, owner >> 32, dir_.generation());
     Reader& r = readers_[i];
     if (!r.reader) r.reader.emplace(mem, mem.control().head.load(std::memory_order_acquire));
     while (r.reader->peek()) r.reader->release();

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -312,6 +313,11 @@ class ShmLink final : public rc::FrameSink {
   }
   // Frees the channels whose senders died. REQUIRES: the device's lock.
   void housekeeping();
+  // For a program's diagnostics (bench_verbs reports it when a completion fails): each active
+  // channel of the inbox, its owner, whether the sender lives, where this link reads it, and
+  // whether a record waits there; then each peer, where this link writes and where it has
+  // read. REQUIRES: the device's lock.
+  std::string describe_channels() const;
   // Allocates and maps the ring of the channel the next new sender will claim (the lowest
   // one free), if that is not done yet; returns whether it did. A sender's first frame then
   // finds the pages there: it maps them (ShmRegion::prefault, ~0.1 ms) instead of allocating
