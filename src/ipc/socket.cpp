@@ -91,7 +91,9 @@ Result<void> Socket::send(wire::ByteSpan datagram, std::span<const int> fds) con
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];
+  // Zeroed: CMSG_SPACE pads past the fds, and the kernel is handed those bytes too (valgrind's
+  // memcheck reported them uninitialised in every program that attaches).
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)] = {};
   if (!fds.empty()) {
     msg.msg_control = control;
     msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
