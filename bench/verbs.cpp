@@ -76,11 +76,27 @@ struct Peer {
 };
 static_assert(sizeof(Peer) == 2 + 2 + 4 + 4 + 4 + 8);
 
+// The fabric this run started (none with --socket), and the process that started it.
+std::unique_ptr<testing::SoftibdProcess> g_daemon;
+pid_t g_daemon_owner = 0;
+
+// Ends the program with `code`. The process that started softibd stops it and removes its
+// directory first (std::exit runs no destructor of main's); the forked side leaves both to
+// it and skips the static destructors, the fabric's among them.
+[[noreturn]] void die(int code) {
+  if (::getpid() != g_daemon_owner) {
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+  g_daemon.reset();
+  std::exit(code);
+}
+
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: bench_verbs lat|bw|rate|selflat|emptypoll [--size N] [--iters N] [--op write|read] [--window N] "
                "[--socket PATH] [--pin] [--perftest] [--event] [--idle-qps N] [--waiting-qps N] [--slow-log PATH] [--warmup N]\n");
-  std::exit(2);
+  die(2);
 }
 
 Args parse(int argc, char** argv) {
@@ -129,10 +145,10 @@ void pin_to(size_t cpu) {
 }
 
 void write_all(int fd, const void* p, size_t n) {
-  if (::write(fd, p, n) != static_cast<ssize_t>(n)) std::exit(3);
+  if (::write(fd, p, n) != static_cast<ssize_t>(n)) die(3);
 }
 void read_all(int fd, void* p, size_t n) {
-  if (::read(fd, p, n) != static_cast<ssize_t>(n)) std::exit(3);
+  if (::read(fd, p, n) != static_cast<ssize_t>(n)) die(3);
 }
 
 // One side: a context on its device, an RC QP, CQs and a registered buffer; with `event`, the
@@ -176,7 +192,7 @@ struct Side {
       SendWr wr;
       wr.wr_id = i;
       wr.opcode = WrOpcode::kSend;
-      if (send && q.post_send(wr) != 0) std::exit(4);
+      if (send && q.post_send(wr) != 0) die(4);
     }
   }
   void connect_qp(QueuePair& q, const Peer& p, uint8_t timeout = 14) {
@@ -207,14 +223,14 @@ struct Side {
   }
   void post_recv(uint64_t id, uint32_t len) {
     const Sge s = mr.sge(0, len);
-    if (qp.post_recv(RecvWr{id, {&s, 1}}) != 0) std::exit(4);
+    if (qp.post_recv(RecvWr{id, {&s, 1}}) != 0) die(4);
   }
   // A failed completion ends the program (exit 5), with this side's counters (report()).
   const WorkCompletion& succeeded(const WorkCompletion& wc) const {
     if (wc.status != WcStatus::kSuccess) {
       std::fprintf(stderr, "completion failed: %s\n", std::string(verbs::to_string(wc.status)).c_str());
       report_failure();
-      std::exit(5);
+      die(5);
     }
     return wc;
   }
@@ -235,7 +251,7 @@ struct Side {
     while (rcq.poll({&wc, 1}) == 0) {
       if (!channel->get_event()) {
         std::perror("get_event");
-        std::exit(5);
+        die(5);
       }
       rcq.req_notify();
     }
@@ -311,7 +327,7 @@ void write_slow_log(const std::string& path, const std::vector<uint64_t>& rtt, s
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) {
     std::perror(path.c_str());
-    std::exit(1);
+    die(1);
   }
   const double start_ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count());
   uint64_t elapsed = 0;
@@ -359,7 +375,7 @@ Latency latency(Side& s, bool client, const Args& a, int sync) {
     // reply, as perftest's ib_send_lat does (its tx depth 1 makes every send signaled).
     const bool signaled = a.perftest || i % 64 == 63;
     wr.send_flags = (inl ? send_flag::kInline : 0u) | (signaled ? send_flag::kSignaled : 0u);
-    if (s.qp.post_send(wr) != 0) std::exit(6);
+    if (s.qp.post_send(wr) != 0) die(6);
     // --event: a send's completion needs the peer's ACK, which its engine sends once woken;
     // waiting for it here would put a second wake-up in the round trip. It is collected
     // after a later receive, which the ACK (sent ahead of the reply) has reached by then.
@@ -484,12 +500,12 @@ double bandwidth(Side& s, const Peer& peer, const Args& a) {
     while (posted < total && posted - done < window) {
       wr.wr_id = posted;
       wr.send_flags = send_flag::kSignaled;
-      if (s.qp.post_send(wr) != 0) std::exit(6);
+      if (s.qp.post_send(wr) != 0) die(6);
       ++posted;
     }
     const size_t n = s.scq.poll(wcs);
     for (size_t i = 0; i < n; ++i) {
-      if (wcs[i].status != WcStatus::kSuccess) std::exit(5);
+      if (wcs[i].status != WcStatus::kSuccess) die(5);
       if (++done == warm) start = std::chrono::steady_clock::now();
     }
   }
@@ -515,7 +531,7 @@ double rate(Side& s, bool client, const Args& a, int sync) {
       const size_t n = s.rcq.poll(wcs);
       again.clear();
       for (size_t i = 0; i < n; ++i) again.push_back(RecvWr{wcs[i].wr_id, {&sge, 1}});
-      if (n != 0 && s.qp.post_recv(again) != 0) std::exit(4);
+      if (n != 0 && s.qp.post_recv(again) != 0) die(4);
       got += n;
     }
     write_all(sync, &c, 1);
@@ -536,12 +552,12 @@ double rate(Side& s, bool client, const Args& a, int sync) {
   while (acked < total) {
     // Up to 8 batches in flight (the receiver has 4096 receives posted).
     while (sent < total && sent - acked < 8 * kBatch) {
-      if (s.qp.post_send(batch) != 0) std::exit(6);
+      if (s.qp.post_send(batch) != 0) die(6);
       sent += kBatch;
     }
     const size_t n = s.scq.poll(wcs);
     for (size_t i = 0; i < n; ++i) {
-      if (wcs[i].status != WcStatus::kSuccess) std::exit(5);
+      if (wcs[i].status != WcStatus::kSuccess) die(5);
       acked += kBatch;
       if (!started && acked >= warm) {
         start = std::chrono::steady_clock::now();
@@ -577,10 +593,10 @@ double self_latency(Side& a, Side& b, const Args& args) {
     if (i == warm) start = std::chrono::steady_clock::now();
     const uint32_t flags = (inl ? send_flag::kInline : 0u) | (i % 64 == 63 ? send_flag::kSignaled : 0u);
     wa.send_flags = wb.send_flags = flags;
-    if (a.qp.post_send(wa) != 0) std::exit(6);
+    if (a.qp.post_send(wa) != 0) die(6);
     if (i != 0) a.post_recv(i - 1, args.size);
     b.wait(b.rcq);
-    if (b.qp.post_send(wb) != 0) std::exit(6);
+    if (b.qp.post_send(wb) != 0) die(6);
     b.post_recv(i, args.size);
     a.wait(a.rcq);
     if (i % 64 == 63) {
@@ -598,14 +614,14 @@ int main(int argc, char** argv) {
   Args a = parse(argc, argv);
   if (a.iters == 0) a.iters = a.mode == "lat" || a.mode == "selflat" ? 200000 : a.mode == "rate" ? 2000000 : std::max<uint64_t>(200, (4ull << 30) / a.size);
   if (a.mode == "rate") a.iters = (a.iters + 31) / 32 * 32;
-  std::unique_ptr<testing::SoftibdProcess> daemon;
   if (a.socket.empty()) {
-    daemon = std::make_unique<testing::SoftibdProcess>(softibd_path(), "switch:hosts=2", true);
-    if (!daemon->ready()) {
+    g_daemon = std::make_unique<testing::SoftibdProcess>(softibd_path(), "switch:hosts=2", true);
+    g_daemon_owner = ::getpid();
+    if (!g_daemon->ready()) {
       std::fprintf(stderr, "bench_verbs: softibd did not start (%s)\n", softibd_path().c_str());
-      return 1;
+      die(1);
     }
-    a.socket = daemon->socket();
+    a.socket = g_daemon->socket();
   }
   Options o;
   o.socket = a.socket;
