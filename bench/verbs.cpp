@@ -505,7 +505,7 @@ double bandwidth(Side& s, const Peer& peer, const Args& a) {
     }
     const size_t n = s.scq.poll(wcs);
     for (size_t i = 0; i < n; ++i) {
-      if (wcs[i].status != WcStatus::kSuccess) die(5);
+      s.succeeded(wcs[i]);
       if (++done == warm) start = std::chrono::steady_clock::now();
     }
   }
@@ -557,7 +557,7 @@ double rate(Side& s, bool client, const Args& a, int sync) {
     }
     const size_t n = s.scq.poll(wcs);
     for (size_t i = 0; i < n; ++i) {
-      if (wcs[i].status != WcStatus::kSuccess) die(5);
+      s.succeeded(wcs[i]);
       acked += kBatch;
       if (!started && acked >= warm) {
         start = std::chrono::steady_clock::now();

@@ -41,8 +41,6 @@ size_t burst_bytes(uint32_t ring) {
   return std::min<size_t>(n, ring / 4);
 }
 
-// SOFTIB_ENGINE_SPIN (engine::apply_spin_setting): how long an idle engine may poll before
-// it sleeps, for a machine shared by many processes, and to compare.
 // Whether this process runs under valgrind, which preloads its vgpreload_*.so (no valgrind
 // header needed).
 bool under_valgrind() {
@@ -50,6 +48,8 @@ bool under_valgrind() {
   return preload != nullptr && std::strstr(preload, "vgpreload") != nullptr;
 }
 
+// SOFTIB_ENGINE_SPIN (engine::apply_spin_setting): how long an idle engine may poll before
+// it sleeps, for a machine shared by many processes, and to compare.
 // SOFTIB_IDLE_YIELD=0: idle pollers never give their CPU up (engine::IdleYield), to compare;
 // =1: they do, under valgrind too. Unset: they do, except under valgrind. Its default
 // scheduler (--fair-sched=no) runs one thread of a process at a time and handed the CPU back

@@ -344,7 +344,7 @@ TEST_P(Rc, AnEngineWithNoPollerMapsTheNextSpareOnceASenderTookIt) {
 // processes on a busy machine): a thread whose polls find nothing gives the CPU up
 // (engine::IdleYield), and the other, which has the message to answer, runs at once. Spinning
 // on, each kept the CPU for the scheduler's whole slice: ~4 ms a half round trip, where these
-// yields make it ~5 us (bench/oversubscribed.py times both, and UCX's). Here: every round
+// yields make it ~5 us (`bench/datapath.py --only onecpu` times both, and UCX's). Here: every round
 // completes, and each side's yields let another thread run (over loopback the engines'
 // threads take the frames, and their spins' yields count too).
 TEST_P(Rc, TwoPollersSharingOneCpuHandItToEachOtherWhenIdle) {
