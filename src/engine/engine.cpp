@@ -241,7 +241,7 @@ void Engine::expect_traffic() {
   if (shm_ != nullptr && !expect_traffic_.exchange(true)) kick();
 }
 
-bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
+bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent, bool took) {
   const auto acks = kind == StepKind::kEngine ? rc::Device::AckPolicy::kSendNow : rc::Device::AckPolicy::kHoldOneStep;
   if (pending_.load(std::memory_order_relaxed)) pending_.store(false);
   // kPost: the new work goes out first; the second progress below is then needed only for
@@ -251,7 +251,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
   // first progress, whose request its peer waits for, nor a poll's that has its answer.
   using Timers = rc::Device::Timers;
   bool did = sent_first && (sent || device_.progress(acks, Timers::kLater));
-  bool received = false;
+  bool received = took;  // express_step() took a frame before this step
   if (has_inbox_.load(std::memory_order_relaxed)) {
     {
       std::lock_guard lock(inbox_mu_);
@@ -285,6 +285,33 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent) {
                                                         : rc::Device::AckPolicy::kSendNow,
                               answered ? Timers::kLater : Timers::kRun);
   }
+  return end_step(kind, did);
+}
+
+// A poll's step in the usual case, shortened: the application waits for the frame at the
+// head of the channel the last one came from, and that frame is an ordinary one
+// (link::ShmLink::take_express). Taken straight, it spares the step its walk over the
+// inbox's channels and the poll's bookkeeping, which are on the way from the frame to the
+// poll's return (callgrind, 8-byte ping-pong: bench/instructions.py --mode critical). When
+// the frame does not answer the poll (an ACK), the usual step goes on from there. Returns
+// false, having done nothing, when the usual step must run instead.
+bool Engine::express_step(const PollFor& poll) {
+  if (shm_ == nullptr || pending_.load(std::memory_order_relaxed) || has_inbox_.load(std::memory_order_relaxed) ||
+      !shm_->take_express(device_))
+    return false;
+  if (poll.cq->queued() < poll.want) {
+    step(StepKind::kPoll, poll.cq, poll.want, false, true);
+    return true;
+  }
+  // What step() does after frames that answered a poll: the ACK held for the reply when that
+  // is all progress() would do, and the step's end.
+  bool did = true;
+  if (!device_.hold_acks_without_progress()) did |= device_.progress(rc::Device::AckPolicy::kHoldOneStep, rc::Device::Timers::kLater);
+  end_step(StepKind::kPoll, did);
+  return true;
+}
+
+[[gnu::always_inline]] inline bool Engine::end_step(StepKind kind, bool did) {
   if (hook_) {
     if (hook_watch_ == nullptr) {
       hook_();
@@ -373,7 +400,8 @@ std::optional<Status> Engine::post(rc::Qp& qp, std::span<const verbs::SendWr> wr
   bump(counters_.inline_steps);
   defer_signals_ = true;
   if (poll != nullptr && poll->direct != nullptr) poll->cq->offer_direct(poll->direct);
-  step(kind, poll != nullptr ? poll->cq : nullptr, poll != nullptr ? poll->want : 0, sent);
+  if (poll == nullptr || !poll->express || !express_step(*poll))
+    step(kind, poll != nullptr ? poll->cq : nullptr, poll != nullptr ? poll->want : 0, sent);
   if (poll != nullptr && poll->direct != nullptr) poll->taken = poll->cq->withdraw_direct();
   defer_signals_ = false;
   if (sleeping_.load() && !leased_sleep_.load(std::memory_order_relaxed)) {
@@ -459,7 +487,9 @@ size_t Engine::poll_inline(verbs::Cq* cq, size_t want, verbs::WorkCompletion* di
   if (streaming_.load(std::memory_order_relaxed) && stream_quiet()) return 0;
   PollFor poll{cq, want, direct, 0};
   if (work_waiting()) {
-    // A frame waits: the step first, the lease (and its time-stamp reading) after it.
+    // A frame waits: the step first (perhaps the express one), the lease (and its time-stamp
+    // reading) after it.
+    poll.express = true;
     const bool ran = try_progress(StepKind::kPoll, &poll);
     if (!ran) device_busy();
     touch_after_step(ran);

@@ -105,6 +105,7 @@ class Engine {
     size_t want = 0;
     verbs::WorkCompletion* direct = nullptr;
     size_t taken = 0;
+    bool express = false;  // a frame waits: the step may be express_step()
   };
   // One device step now, if nobody else is running one. Returns whether it ran.
   // `posted`: a QP this thread just posted to, made active under the lock before the step
@@ -217,7 +218,15 @@ class Engine {
   // REQUIRES: device lock held. `cq`/`want` (kPoll): stop taking frames once cq holds want.
   // `sent` (kPost): the post's request went out before the step (post()), so the step's
   // first progress is not needed.
-  bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0, bool sent = false);
+  // `took` (kPoll): express_step() took a frame before it.
+  bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0, bool sent = false,
+            bool took = false);
+  // A kPoll step that takes the frame its poller waits for straight from the link
+  // (link::ShmLink::take_express), or false (nothing done): step() then runs. REQUIRES: the
+  // device lock, PollFor's offer made.
+  bool express_step(const PollFor& poll);
+  // The end of every step: the step hook, the counters, the time stamps. Returns `did`.
+  bool end_step(StepKind kind, bool did);
   // try_progress() and post() once they hold the lock: the step (and PollFor's offer
   // around it), then the unlock and the signals owed.
   void locked_step(std::unique_lock<SpinLock>& lock, StepKind kind, PollFor* poll, bool sent);

@@ -115,6 +115,7 @@ constexpr size_t sub_frame_span(size_t len) {
 struct ShmLinkCounters {
   uint64_t frames_sent = 0;
   uint64_t frames_received = 0;
+  uint64_t express_frames = 0;   // of frames_received: those take_express() took
   uint64_t frames_packed = 0;    // of frames_sent: those that shared a packed record
   uint64_t packs_sent = 0;       // packed records published
   uint64_t refused = 0;          // a full ring (flow control)
@@ -291,6 +292,15 @@ class ShmLink final : public rc::FrameSink {
   // the ring: one ACK per 15.3 bursts, and the receiver idle ~10 % of its time).
   static constexpr size_t kPollPackets = rc::kMaxUnackedPackets / 4;
   size_t poll(rc::Device& device, size_t budget = kPollBudget, const verbs::Cq* until = nullptr, size_t want = 0);
+  // A polling thread's shortcut (engine::Engine's express step): the one ordinary frame (a
+  // request or an ACK, no burst, not by reference, not packed, no GRH) at the head of the channel
+  // the last frame came from, handed to the device as poll() would hand it. Returns whether
+  // it took one; false, having changed nothing, when that channel has anything else (or
+  // nothing) next, or a copy offered back: poll() then does what it does. What poll() does
+  // after each channel's frames (its Watch, the head published to the sender) is left to the
+  // next poll(): the Watch still shows the record taken, so ready() says yes until then, and
+  // the sender sees the space freed one step later. REQUIRES: the device's lock.
+  bool take_express(rc::Device& device);
   // Whether the last poll() emptied every channel after taking at least kStreamFrames frames
   // from packed records: a sender is streaming small messages, and more will follow.
   bool drained_a_stream() const { return drained_stream_; }
@@ -519,6 +529,11 @@ class ShmLink final : public rc::FrameSink {
   // Returns the packets it took (a burst's count; 1 for any other frame), or 0 when the
   // frame's copy ended later (Reader::later): the record stays for its next delivery.
   uint32_t take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
+  // An ordinary frame (one packet: a request, an ACK; not by reference) handed to the device,
+  // from take_frame() and take_express(). `fh` is the record's frame header, `transport` what
+  // follows it.
+  static bool ordinary(const ShmFrameHeader& fh) { return fh.packets <= 1 && (fh.last_flags & kFrameByReference) == 0; }
+  void deliver_ordinary(rc::Device& device, const ShmFrameHeader& fh, wire::ByteSpan transport);
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
   // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.
@@ -613,6 +628,7 @@ class ShmLink final : public rc::FrameSink {
   References references_ = References::kNever;
   PeerCopy peer_copy_ = PeerCopy::kAuto;
   std::array<Reader, kMaxInboxChannels> readers_{};
+  uint32_t express_ = UINT32_MAX;  // the channel poll() last took a frame from (take_express)
   std::array<Watch, kMaxInboxChannels> watches_{};
   // The channels whose ring warm_spare_channel() has mapped in this process (bit i: channel i).
   mutable std::array<std::atomic<uint64_t>, kMaxInboxChannels / 64> warmed_{};  // mutable: waited on

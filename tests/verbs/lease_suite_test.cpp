@@ -381,5 +381,34 @@ TEST_P(Rc, TwoPollersSharingOneCpuHandItToEachOtherWhenIdle) {
   EXPECT_GT(eb.idle_yields_ran_other.load(), b_before) << "B's idle polls never handed the CPU over";
 }
 
+// A poll that waits on a shared-memory ping-pong takes its peer's request by the express step
+// (engine::Engine::express_step, link::ShmLink::take_express): the one ordinary frame at the
+// head of the channel the last frame came from, without the step's walk over the inbox. Here:
+// two application threads ping-pong 200 rounds, every value arrives in order, and most of the
+// answering side's requests came that way (the rest: taken by a post's step or the engine's,
+// when this thread was not polling). An ACK at that head (one in 32 requests asks for one) is
+// taken the same way; it does not answer the poll, and the usual step goes on after it.
+TEST_P(Rc, APollerTakesTheRequestItWaitsForByTheExpressStep) {
+  if (b.ctx->shm_link() == nullptr) GTEST_SKIP() << "the express step is the shared-memory link's";
+  if (roce()) GTEST_SKIP() << "RoCE's frames carry GRH fields: the usual step takes them";
+  prepost_pingpong();
+  const uint64_t express_before = b.ctx->shm_link()->counters().express_frames;
+  constexpr uint32_t kRounds = 200;
+  std::thread responder([&] {
+    for (uint32_t r = 0; r < kRounds && !HasFailure(); ++r) {
+      EXPECT_EQ(receive_value(b, qb), 2 * r) << "round " << r;
+      send_value(b, qb, r, 2 * r + 1, false);
+    }
+  });
+  for (uint32_t r = 0; r < kRounds && !HasFailure(); ++r) {
+    send_value(a, qa, r, 2 * r, false);
+    EXPECT_EQ(receive_value(a, qa), 2 * r + 1) << "round " << r;
+  }
+  responder.join();
+  const uint64_t express = b.ctx->shm_link()->counters().express_frames - express_before;
+  EXPECT_GE(express, kRounds / 4) << "B's polls took " << express << " of " << kRounds << " requests by the express step";
+  EXPECT_LE(express, b.ctx->shm_link()->counters().frames_received);
+}
+
 }  // namespace
 }  // namespace softib::testing
