@@ -489,7 +489,7 @@ size_t Engine::poll_inline(verbs::Cq* cq, size_t want, verbs::WorkCompletion* di
   if (work_waiting()) {
     // A frame waits: the step first (perhaps the express one), the lease (and its time-stamp
     // reading) after it.
-    poll.express = true;
+    poll.express = cq != nullptr;
     const bool ran = try_progress(StepKind::kPoll, &poll);
     if (!ran) device_busy();
     touch_after_step(ran);
