@@ -225,6 +225,8 @@ class Engine {
   // (link::ShmLink::take_express), or false (nothing done): step() then runs. REQUIRES: the
   // device lock, PollFor's offer made.
   bool express_step(const PollFor& poll);
+  // The frames an express step takes before it leaves the rest to step() (all channels).
+  static constexpr size_t kExpressFrames = 8;
   // The end of every step: the step hook, the counters, the time stamps. Returns `did`.
   bool end_step(StepKind kind, bool did);
   // try_progress() and post() once they hold the lock: the step (and PollFor's offer

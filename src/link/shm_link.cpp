@@ -496,6 +496,9 @@ bool ShmLink::take_express(rc::Device& device) {
   ++counters_.express_frames;
   deliver_ordinary(device, fh, rec->body.subspan(sizeof(ShmFrameHeader)));
   r.reader->release();
+  // ready() looks past it from now on (a Watch left on the record taken made each idle poll
+  // after it, and the engine's last look before a sleep, run a step for nothing).
+  watch(express_, r.reader->position());
   return true;
 }
 

@@ -296,10 +296,9 @@ class ShmLink final : public rc::FrameSink {
   // request or an ACK, no burst, not by reference, not packed, no GRH) at the head of the channel
   // the last frame came from, handed to the device as poll() would hand it. Returns whether
   // it took one; false, having changed nothing, when that channel has anything else (or
-  // nothing) next, or a copy offered back: poll() then does what it does. What poll() does
-  // after each channel's frames (its Watch, the head published to the sender) is left to the
-  // next poll(): the Watch still shows the record taken, so ready() says yes until then, and
-  // the sender sees the space freed one step later. REQUIRES: the device's lock.
+  // nothing) next, or a copy offered back: poll() then does what it does. The channel's
+  // Watch moves past the frame taken; publishing the head to the sender is left to the next
+  // poll(), so the sender sees the space freed one step later. REQUIRES: the device's lock.
   bool take_express(rc::Device& device);
   // Whether the last poll() emptied every channel after taking at least kStreamFrames frames
   // from packed records: a sender is streaming small messages, and more will follow.
