@@ -258,7 +258,7 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent, bo
       work_.swap(inbox_);
       has_inbox_.store(false, std::memory_order_relaxed);
     }
-    received = !work_.empty();
+    received |= !work_.empty();  // (a frame express_step() took stays received)
     for (Frame& f : work_) device_.receive(f.from, f.bytes);
     if (!work_.empty()) {
       std::lock_guard lock(inbox_mu_);
@@ -273,19 +273,23 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent, bo
   did |= received;
   // A post's step holds no ACK of its own: the requests it answers arrived after its post,
   // which went out first (above). Only a poll's step holds, for the answer that follows it.
-  if (!sent_first || received) {
-    const bool answered = kind == StepKind::kPoll && cq != nullptr && cq->queued() >= want;
-    // A poll's step with its answer that took only fast-path SENDs to one QP: holding that
-    // QP's ACK is all progress() would do (rc::Device::hold_acks_without_progress).
-    // A step that took no frame (the engine's, an idle poll's) also sends the ACKs that no
-    // packet asked for (AckPolicy::kSendAll): the requester may wait on them after all.
-    if (!(answered && device_.hold_acks_without_progress()))
-      did |= device_.progress(!received ? rc::Device::AckPolicy::kSendAll
-                              : kind == StepKind::kPoll ? acks
-                                                        : rc::Device::AckPolicy::kSendNow,
-                              answered ? Timers::kLater : Timers::kRun);
-  }
+  if (!sent_first || received)
+    did |= progress_after_frames(kind, received, kind == StepKind::kPoll && cq != nullptr && cq->queued() >= want);
   return end_step(kind, did);
+}
+
+[[gnu::always_inline]] inline bool Engine::progress_after_frames(StepKind kind, bool received, bool answered) {
+  // A poll's step with its answer that took only fast-path SENDs to one QP: holding that
+  // QP's ACK is all progress() would do (rc::Device::hold_acks_without_progress).
+  if (answered && device_.hold_acks_without_progress()) return false;
+  // A step that took no frame (the engine's, an idle poll's) also sends the ACKs that no
+  // packet asked for (AckPolicy::kSendAll): the requester may wait on them after all. A
+  // poll's step holds the ACKs its frames asked for, for the answer that follows it.
+  using Policy = rc::Device::AckPolicy;
+  return device_.progress(!received                  ? Policy::kSendAll
+                          : kind == StepKind::kPoll ? Policy::kHoldOneStep
+                                                    : Policy::kSendNow,
+                          answered ? rc::Device::Timers::kLater : rc::Device::Timers::kRun);
 }
 
 // A poll's step in the usual case, shortened: the application waits for the frame at the
@@ -296,23 +300,22 @@ bool Engine::step(StepKind kind, const verbs::Cq* cq, size_t want, bool sent, bo
 // the frame does not answer the poll (an ACK), the usual step goes on from there. Returns
 // false, having done nothing, when the usual step must run instead.
 bool Engine::express_step(const PollFor& poll) {
-  if (shm_ == nullptr || pending_.load(std::memory_order_relaxed) || has_inbox_.load(std::memory_order_relaxed) ||
-      !shm_->take_express(device_))
+  if (shm_ == nullptr || pending_.load(std::memory_order_relaxed) || has_inbox_.load(std::memory_order_relaxed))
     return false;
-  // A frame that does not answer the poll (perftest's loop, every SEND signaled: the poll on
-  // the send CQ finds the peer's next request ahead of the ACK it waits for) is followed by
-  // the channel's next, as the usual poll would take it, up to kExpressFrames in all.
-  for (size_t taken = 1; poll.cq->queued() < poll.want; ++taken) {
-    if (taken == kExpressFrames || !shm_->take_express(device_)) {
-      step(StepKind::kPoll, poll.cq, poll.want, false, true);
+  // A frame that does not answer the poll (an ACK; in perftest's loop, every SEND signaled,
+  // the peer's next request ahead of the ACK a send-CQ poll waits for) is followed by the
+  // channel's next, as the usual poll would take it, up to kExpressFrames in all.
+  size_t taken = 0;
+  while (taken < kExpressFrames && shm_->take_express(device_)) {
+    ++taken;
+    if (poll.cq->queued() >= poll.want) {
+      progress_after_frames(StepKind::kPoll, true, true);
+      end_step(StepKind::kPoll, true);
       return true;
     }
   }
-  // What step() does after frames that answered a poll: the ACK held for the reply when that
-  // is all progress() would do, and the step's end.
-  bool did = true;
-  if (!device_.hold_acks_without_progress()) did |= device_.progress(rc::Device::AckPolicy::kHoldOneStep, rc::Device::Timers::kLater);
-  end_step(StepKind::kPoll, did);
+  if (taken == 0) return false;
+  step(StepKind::kPoll, poll.cq, poll.want, false, true);
   return true;
 }
 
@@ -405,7 +408,7 @@ std::optional<Status> Engine::post(rc::Qp& qp, std::span<const verbs::SendWr> wr
   bump(counters_.inline_steps);
   defer_signals_ = true;
   if (poll != nullptr && poll->direct != nullptr) poll->cq->offer_direct(poll->direct);
-  if (poll == nullptr || !poll->express || !express_step(*poll))
+  if (poll == nullptr || poll->cq == nullptr || !express_step(*poll))
     step(kind, poll != nullptr ? poll->cq : nullptr, poll != nullptr ? poll->want : 0, sent);
   if (poll != nullptr && poll->direct != nullptr) poll->taken = poll->cq->withdraw_direct();
   defer_signals_ = false;
@@ -492,9 +495,7 @@ size_t Engine::poll_inline(verbs::Cq* cq, size_t want, verbs::WorkCompletion* di
   if (streaming_.load(std::memory_order_relaxed) && stream_quiet()) return 0;
   PollFor poll{cq, want, direct, 0};
   if (work_waiting()) {
-    // A frame waits: the step first (perhaps the express one), the lease (and its time-stamp
-    // reading) after it.
-    poll.express = cq != nullptr;
+    // A frame waits: the step first, the lease (and its time-stamp reading) after it.
     const bool ran = try_progress(StepKind::kPoll, &poll);
     if (!ran) device_busy();
     touch_after_step(ran);

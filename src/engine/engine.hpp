@@ -105,7 +105,6 @@ class Engine {
     size_t want = 0;
     verbs::WorkCompletion* direct = nullptr;
     size_t taken = 0;
-    bool express = false;  // a frame waits: the step may be express_step()
   };
   // One device step now, if nobody else is running one. Returns whether it ran.
   // `posted`: a QP this thread just posted to, made active under the lock before the step
@@ -221,12 +220,16 @@ class Engine {
   // `took` (kPoll): express_step() took a frame before it.
   bool step(StepKind kind = StepKind::kEngine, const verbs::Cq* cq = nullptr, size_t want = 0, bool sent = false,
             bool took = false);
-  // A kPoll step that takes the frame its poller waits for straight from the link
-  // (link::ShmLink::take_express), or false (nothing done): step() then runs. REQUIRES: the
-  // device lock, PollFor's offer made.
+  // A kPoll step (a poll with a CQ) that takes the frame its poller waits for straight from
+  // the link (link::ShmLink::take_express), or false (nothing done): step() then runs.
+  // REQUIRES: the device lock, PollFor's offer made.
   bool express_step(const PollFor& poll);
   // The frames an express step takes before it leaves the rest to step() (all channels).
   static constexpr size_t kExpressFrames = 8;
+  // What a step does once it has taken frames (`received`), or a step that took none: the
+  // ACKs they asked for, held or sent, and what else progress() finds. `answered`: a poll's
+  // CQ holds what it wants. Returns whether progress() did something.
+  bool progress_after_frames(StepKind kind, bool received, bool answered);
   // The end of every step: the step hook, the counters, the time stamps. Returns `did`.
   bool end_step(StepKind kind, bool did);
   // try_progress() and post() once they hold the lock: the step (and PollFor's offer

@@ -468,8 +468,11 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
   return n;
 }
 
-[[gnu::always_inline]] inline void ShmLink::deliver_ordinary(rc::Device& device, const ShmFrameHeader& fh,
-                                                             wire::ByteSpan transport) {
+[[gnu::always_inline]] inline bool ShmLink::take_ordinary(rc::Device& device, const Record& rec) {
+  if (rec.kind != kRecordFrame || rec.body.size() < sizeof(ShmFrameHeader)) return false;
+  ShmFrameHeader fh;
+  std::memcpy(&fh, rec.body.data(), sizeof fh);
+  if (fh.packets > 1 || (fh.last_flags & kFrameByReference) != 0) return false;
   rc::FrameAddr from;
   from.slid = Lid(fh.slid);
   from.dlid = Lid(fh.dlid);
@@ -478,7 +481,8 @@ size_t ShmLink::poll(rc::Device& device, size_t budget, const verbs::Cq* until, 
   // the path from a request to its answer than building an rc::Burst).
   static constexpr rc::Burst kOne{};
   ++counters_.frames_received;
-  device.receive(from, transport, kOne);
+  device.receive(from, rec.body.subspan(sizeof(ShmFrameHeader)), kOne);
+  return true;
 }
 
 bool ShmLink::take_express(rc::Device& device) {
@@ -488,13 +492,10 @@ bool ShmLink::take_express(rc::Device& device) {
   if (!r.reader || r.later) return false;
   if (r.reader->memory().control().help.state.load(std::memory_order_relaxed) == kHelpOffered) return false;
   const auto rec = r.reader->peek();
-  if (!rec || rec->kind != kRecordFrame || rec->body.size() < sizeof(ShmFrameHeader)) return false;
-  ShmFrameHeader fh;
-  std::memcpy(&fh, rec->body.data(), sizeof fh);
-  if (!ordinary(fh)) return false;
-  if (critical_path::kEnabled && awaited_send(*rec)) critical_path::begin();
+  if (!rec) return false;
+  if (critical_path::kEnabled && awaited_send(*rec)) critical_path::begin();  // (poll() may begin it again: a no-op)
+  if (!take_ordinary(device, *rec)) return false;
   ++counters_.express_frames;
-  deliver_ordinary(device, fh, rec->body.subspan(sizeof(ShmFrameHeader)));
   r.reader->release();
   // ready() looks past it from now on (a Watch left on the record taken made each idle poll
   // after it, and the engine's last look before a sleep, run a step for nothing).
@@ -511,6 +512,7 @@ bool ShmLink::copy_later_into(Qpn qp) {
 }
 
 uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
+  if (take_ordinary(device, rec)) return 1;
   rc::FrameAddr from;
   const size_t header = sizeof(ShmFrameHeader) + (rec.kind == kRecordFrameGlobal ? sizeof(ShmGrhFields) : 0);
   if ((rec.kind != kRecordFrame && rec.kind != kRecordFrameGlobal) || rec.body.size() < header) {
@@ -518,10 +520,6 @@ uint32_t ShmLink::take_frame(rc::Device& device, Reader& r, const Record& rec) {
   } else {
     ShmFrameHeader fh;
     std::memcpy(&fh, rec.body.data(), sizeof fh);
-    if (rec.kind == kRecordFrame && ordinary(fh)) {
-      deliver_ordinary(device, fh, rec.body.subspan(header));
-      return 1;
-    }
     from.slid = Lid(fh.slid);
     from.dlid = Lid(fh.dlid);
     from.sl = fh.sl;

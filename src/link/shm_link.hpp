@@ -528,11 +528,10 @@ class ShmLink final : public rc::FrameSink {
   // Returns the packets it took (a burst's count; 1 for any other frame), or 0 when the
   // frame's copy ended later (Reader::later): the record stays for its next delivery.
   uint32_t take_frame(rc::Device& device, Reader& r, const Record& rec);  // r: its channel's reader and sender
-  // An ordinary frame (one packet: a request, an ACK; not by reference) handed to the device,
-  // from take_frame() and take_express(). `fh` is the record's frame header, `transport` what
-  // follows it.
-  static bool ordinary(const ShmFrameHeader& fh) { return fh.packets <= 1 && (fh.last_flags & kFrameByReference) == 0; }
-  void deliver_ordinary(rc::Device& device, const ShmFrameHeader& fh, wire::ByteSpan transport);
+  // take_frame()'s and take_express()'s first case: an ordinary frame (a kRecordFrame of one
+  // packet, not by reference: a request, an ACK) handed to the device without a burst's
+  // fields. False, having done nothing, for any other record.
+  bool take_ordinary(rc::Device& device, const Record& rec);
   bool take_packed(rc::Device& device, Reader& r, wire::ByteSpan body, size_t& n, size_t budget, const verbs::Cq* until,
                    size_t want);
   // reserve() and reserve_burst(): a frame may go into the open pack only when `may_pack`.
