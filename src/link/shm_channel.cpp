@@ -84,11 +84,4 @@ std::optional<Record> ChannelReader::peek_after_pad() {
   }
 }
 
-void ChannelReader::release() {
-  SOFTIB_ASSERT(peeked_size_ != 0);
-  head_ += peeked_size_;
-  peeked_size_ = 0;
-  if (head_ - published_ >= mem_.capacity() / 4) publish();
-}
-
 }  // namespace softib::link

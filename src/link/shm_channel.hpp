@@ -299,8 +299,14 @@ class ChannelReader {
     peeked_size_ = record_size(h.length);
     return Record{h.kind, h.aux, wire::ByteSpan(mem_.data() + offset + sizeof(RecordHeader), h.length)};
   }
-  // Consumes the record returned by the last peek().
-  void release();
+  // Consumes the record returned by the last peek(). Inline, as peek(): a call on the way from
+  // each frame to its completion (callgrind, 8-byte ping-pong: ~10 instructions of the path).
+  void release() {
+    SOFTIB_ASSERT(peeked_size_ != 0);
+    head_ += peeked_size_;
+    peeked_size_ = 0;
+    if (head_ - published_ >= mem_.capacity() / 4) publish();
+  }
   // Makes the space consumed so far visible to the producer.
   void publish() {
     if (published_ != head_) {

@@ -546,7 +546,7 @@ class ShmLink final : public rc::FrameSink {
   // The route the last frame took still holds (same directory generation) and leads to `to`.
   bool routed(const rc::FrameAddr& to, Qpn dest_qp) const {
     return route_.peer != nullptr && route_.dlid == to.dlid.value() && route_.block == dest_qp.value() / kQpnBlock &&
-           dir_.generation() == generation_;
+           dir_generation_.load(std::memory_order_acquire) == generation_;
   }
   // A record of its own reserved at `room` (header and frame) in p's ring: its frame header
   // written, the frame's bytes returned.
@@ -578,6 +578,9 @@ class ShmLink final : public rc::FrameSink {
   wire::MutByteSpan discard(size_t len);
 
   const ShmDirectory& dir_;
+  // dir_.generation_word(), held: routed() reads it for every frame, one dependent load
+  // fewer than through the directory's region.
+  const std::atomic<uint64_t>& dir_generation_;
   uint32_t endpoint_;
   uint32_t port_slot_;
   ShmInbox inbox_;
@@ -594,6 +597,10 @@ class ShmLink final : public rc::FrameSink {
     uint32_t block = UINT32_MAX;
     Peer* peer = nullptr;
   } route_;
+  // The address take_ordinary() and take_packed() hand the device with each ordinary frame:
+  // they write slid, dlid and sl; the GRH fields stay as constructed (zero, global false).
+  // The device's lock.
+  rc::FrameAddr ordinary_from_;
   // The frame being built: where (nullptr: discarded) and how much header precedes it.
   Peer* building_ = nullptr;
   size_t building_header_ = 0;

@@ -132,7 +132,8 @@ bool Device::receive_ack(wire::ByteSpan t, Qp* frame_qp) {
   Qp* qp = fast_path_qp(frame_qp, p);
   if (qp == nullptr) return false;
   using verbs::QpState;
-  if (qp->state_ != QpState::kRts && qp->state_ != QpState::kSqd && qp->state_ != QpState::kSqe) return false;
+  const QpState state = qp->state_.load(std::memory_order_relaxed);  // one load, not three
+  if (state != QpState::kRts && state != QpState::kSqd && state != QpState::kSqe) return false;
   const RequesterState& req = qp->req_;
   const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
   if (!outstanding(req, qp->sq_.ring().head()) || before(psn, req.una) || !before(psn, req.next_psn)) return false;

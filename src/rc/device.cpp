@@ -667,24 +667,6 @@ void Device::deactivate(Qp* qp) {
   std::erase(posted_, qp);
 }
 
-bool Device::hold_acks_without_progress() {
-  // Work progress() would find: a QP another thread posted to (adopt_posted), or one that a
-  // modify made active (owed_). A QP sent to Error needs no mark of its own: to_error() runs
-  // inside a modify, a walk (which flushes it before it ends) or a frame that is not a
-  // fast-path SEND (owed_ already).
-  if (owed_ || holds_acks_ || refused_ || has_posted_.load(std::memory_order_relaxed)) return false;
-  if (ack_qp_ != nullptr) {
-    Qp& qp = *ack_qp_;
-    // As progress() decides: only a QP whose ACK timeout allows it holds (else it goes now).
-    if (!qp.resp_.ack_requested() || qp.flush_pending_ || !qp.acks_may_wait()) return false;
-    qp.resp_.ack_held = true;
-    holds_acks_ = true;
-    ack_qp_ = nullptr;
-  }
-  ++counters_.walks_skipped;
-  return true;
-}
-
 std::optional<TimePoint> Device::next_deadline() const {
   std::optional<TimePoint> best;
   for (const Qp* qp : active_) {

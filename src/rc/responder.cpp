@@ -186,7 +186,9 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
   if (after % 4 != 0 || pad > after) return nullptr;
   Qp* qp = fast_path_qp(frame_qp, p);
   if (qp == nullptr) return nullptr;
-  if (qp->state_ == QpState::kReset || qp->state_ == QpState::kInit || qp->state_ == QpState::kError) return nullptr;
+  // One load of the state (each of the three comparisons loaded it again).
+  const QpState state = qp->state_.load(std::memory_order_relaxed);
+  if (state == QpState::kReset || state == QpState::kInit || state == QpState::kError) return nullptr;
   const ResponderState& r = qp->resp_;
   const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
   if (psn != r.epsn || r.in_msg != ResponderState::InMsg::kNone || r.wqe != nullptr) return nullptr;
