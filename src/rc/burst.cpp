@@ -20,7 +20,6 @@ namespace softib::rc {
 using packet::OpcodeInfo;
 using packet::Operation;
 using packet::Position;
-using verbs::QpState;
 using verbs::QpType;
 
 namespace {
@@ -292,8 +291,7 @@ bool Device::request_burst(Qp& qp, const FrameAddr& from, const OpcodeInfo& last
   const wire::Bth& bth = rx_.bth();
   const bool rc = qp.type() == QpType::kRc;
   if (qp.type() != QpType::kRc && qp.type() != QpType::kUc) return false;
-  const QpState state = qp.state_.load(std::memory_order_relaxed);  // one load, not three
-  if (state == QpState::kReset || state == QpState::kInit || state == QpState::kError) return false;
+  if (!qp.receives()) return false;
   if (bth.psn != r.epsn || (!rc && r.uc_dropping)) return false;
   using InMsg = ResponderState::InMsg;
   const bool starts = first.starts_message();

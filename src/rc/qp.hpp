@@ -174,6 +174,12 @@ class Qp {
   Qpn qpn() const { return qpn_; }
   verbs::QpType type() const { return init_.qp_type; }
   verbs::QpState state() const { return state_; }
+  // IBA 10.3.1: a QP receives requests from RTR on, not in Reset, Init or Error. One load of
+  // the state (three comparisons of the atomic loaded it three times).
+  bool receives() const {
+    const verbs::QpState s = state_.load(std::memory_order_relaxed);
+    return s != verbs::QpState::kReset && s != verbs::QpState::kInit && s != verbs::QpState::kError;
+  }
   const verbs::QpAttr& attr() const { return attr_; }
   // Whether its ACKs may wait a step or more (held by a poll's step, AckPolicy::kHoldOneStep;
   // lazy ones, ResponderState::ack_lazy): its timeout attribute is kHoldAckMinTimeout or more,

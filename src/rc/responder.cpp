@@ -186,9 +186,7 @@ void Device::receive(const FrameAddr& from, wire::ByteSpan transport, const Burs
   if (after % 4 != 0 || pad > after) return nullptr;
   Qp* qp = fast_path_qp(frame_qp, p);
   if (qp == nullptr) return nullptr;
-  // One load of the state (each of the three comparisons loaded it again).
-  const QpState state = qp->state_.load(std::memory_order_relaxed);
-  if (state == QpState::kReset || state == QpState::kInit || state == QpState::kError) return nullptr;
+  if (!qp->receives()) return nullptr;
   const ResponderState& r = qp->resp_;
   const Psn psn(wire::load_be32(p + 8) & 0xFFFFFF);
   if (psn != r.epsn || r.in_msg != ResponderState::InMsg::kNone || r.wqe != nullptr) return nullptr;
@@ -287,8 +285,7 @@ bool Device::receive_write_only(wire::ByteSpan t, Qp* frame_qp) {
 }
 
 void Device::on_request(Qp& qp, const FrameAddr& from, const packet::TransportFrame& p) {
-  // IBA 10.3.1: a QP receives from RTR on; not in Reset, Init or Error.
-  if (qp.state_ == QpState::kReset || qp.state_ == QpState::kInit || qp.state_ == QpState::kError) {
+  if (!qp.receives()) {  // IBA 10.3.1
     drop(Drop::kQpState);
     return;
   }
